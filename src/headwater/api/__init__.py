@@ -1,0 +1,1 @@
+"""HTTP routes only: each module maps one API family onto ingest and query functions."""

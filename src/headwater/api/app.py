@@ -1,0 +1,85 @@
+"""The ASGI application: routers, error mapping, and the store and writer it serves from."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import RedirectResponse, Response
+
+from headwater import __version__
+from headwater.api import atlas_routes, events_routes, ingest_routes
+from headwater.api.responses import JSONResponse, error_response
+from headwater.config import Settings
+from headwater.errors import HeadwaterError
+from headwater.ingest.writer import GroupCommitWriter
+from headwater.store import EventStore, open_store
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """Headwater receives OpenLineage events, keeps every one durably, and answers lineage questions.
+
+Send events to `POST /api/v1/lineage` (what the OpenLineage HTTP transport calls) and read a run's
+events back from `GET /api/atlas/v2/openlineage/runs/{runId}`."""
+
+
+def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
+    """Build the app; it opens (and migrates) the store at startup unless one is given."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own_store = store is None
+        app.state.store = store if store is not None else open_store(settings.database_url)
+        app.state.writer = GroupCommitWriter(app.state.store, settings.commit_batch_events)
+        try:
+            yield
+        finally:
+            app.state.writer.close()
+            if own_store:
+                app.state.store.close()
+
+    app = FastAPI(
+        title="Headwater",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        default_response_class=JSONResponse,
+    )
+    app.state.settings = settings
+    app.include_router(ingest_routes.router)
+    app.include_router(atlas_routes.router)
+    app.include_router(events_routes.router)
+
+    @app.exception_handler(HeadwaterError)
+    async def headwater_error(request: Request, exc: HeadwaterError) -> Response:
+        if exc.status >= 500:
+            log.error("%s %s: %s", request.method, request.url.path, exc.message)
+        errors = getattr(exc, "errors", None)
+        return error_response(exc.status, exc.message, errors)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameters(request: Request, exc: RequestValidationError) -> Response:
+        errors = [
+            f"{'.'.join(str(part) for part in err.get('loc', ())[1:]) or 'request'}: {err.get('msg')}"
+            for err in exc.errors()
+        ]
+        return error_response(400, "; ".join(errors), errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return error_response(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, f"internal error: {type(exc).__name__}")
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/docs")
+
+    return app

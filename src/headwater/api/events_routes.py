@@ -1,0 +1,53 @@
+"""GET /api/v1/events/lineage: Marquez' listing of raw events by time."""
+
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, Depends, Request
+
+from headwater.api.auth import require_read
+from headwater.api.responses import JSONResponse
+from headwater.errors import BadRequest
+from headwater.query.times import parse_time_param
+from headwater.store.base import EventStore
+
+router = APIRouter(tags=["events (Marquez)"], dependencies=[Depends(require_read)])
+MAX_LIMIT = 10_000
+
+
+def _int_param(name: str, value: str | None, default: int, low: int, high: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(f"{name}: {value!r} is not a whole number") from None
+    if not low <= number <= high:
+        raise BadRequest(f"{name}: {number} is outside {low}..{high}")
+    return number
+
+
+@router.get("/api/v1/events/lineage", summary="Raw events by eventTime")
+def list_lineage_events(
+    request: Request,
+    before: str | None = None,
+    after: str | None = None,
+    sortDirection: str | None = None,  # noqa: N803 - Marquez' name
+    limit: str | None = None,
+    offset: str | None = None,
+) -> JSONResponse:
+    """Events with `after` <= eventTime <= `before` (ISO 8601), `sortDirection` desc (default) or
+    asc, `limit` (default 100) from `offset`. Answer: `{events: [...], totalCount}`."""
+    store: EventStore = request.app.state.store
+    direction = (sortDirection or "desc").lower()
+    if direction not in ("asc", "desc"):
+        raise BadRequest(f"sortDirection: {sortDirection!r} is neither asc nor desc")
+    after_time = parse_time_param("after", after)
+    before_time = parse_time_param("before", before)
+    size = _int_param("limit", limit, 100, 1, MAX_LIMIT)
+    skip = _int_param("offset", offset, 0, 0, 2**62)
+    events = store.list_events(
+        after_time=after_time, before_time=before_time, descending=direction == "desc", limit=size, offset=skip
+    )
+    total = store.count_events(after_time=after_time, before_time=before_time)
+    return JSONResponse({"events": [orjson.Fragment(e.payload) for e in events], "totalCount": total})

@@ -1,0 +1,112 @@
+"""POST /api/v1/lineage and /api/v1/lineage/batch: the OpenLineage HTTP transport's endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+
+from headwater.api.auth import require_write
+from headwater.api.responses import JSONResponse, error_response
+from headwater.config import Settings
+from headwater.errors import PayloadTooLarge
+from headwater.ingest.bodies import read_documents
+from headwater.ingest.service import Outcome, record_stored, validate_documents
+from headwater.ingest.writer import GroupCommitWriter
+
+router = APIRouter(tags=["ingest"], dependencies=[Depends(require_write)])
+
+_BODY_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"type": "object", "description": "One event, or an array"}},
+            "application/x-ndjson": {"schema": {"type": "string", "description": "One event per line"}},
+        },
+    }
+}
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"body of {declared} bytes is larger than the limit of {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise PayloadTooLarge(f"body is larger than the limit of {limit} bytes")
+    return bytes(body)
+
+
+async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
+    settings: Settings = request.app.state.settings
+    writer: GroupCommitWriter = request.app.state.writer
+    body = await _read_body(request, settings.max_body_bytes)
+    documents, is_batch = read_documents(
+        body,
+        request.headers.get("content-type"),
+        request.headers.get("content-encoding"),
+        settings.max_body_bytes,
+    )
+    if len(documents) > settings.max_batch_events:
+        raise PayloadTooLarge(
+            f"{len(documents)} events in one request; the limit is {settings.max_batch_events}"
+        )
+    validated = validate_documents(documents)
+    stored = await writer.append(validated.events)
+    return record_stored(validated, stored), is_batch
+
+
+def _batch_response(outcomes: list[Outcome]) -> JSONResponse:
+    rejected = sum(1 for outcome in outcomes if not outcome.accepted)
+    status = 200 if rejected == 0 else 400 if rejected == len(outcomes) else 207
+    return JSONResponse([outcome.as_json() for outcome in outcomes], status_code=status)
+
+
+@router.post(
+    "/api/v1/lineage",
+    summary="Send one OpenLineage event (or a batch)",
+    openapi_extra=_BODY_DOC,
+    status_code=201,
+    responses={
+        200: {"description": "Already stored: the same event was sent before (same eventId)"},
+        201: {"description": "Stored durably"},
+        207: {"description": "A batch in which some events were rejected (the others are stored)"},
+        400: {"description": "Invalid event; the message names each field"},
+        413: {"description": "Body too large"},
+        415: {"description": "Unsupported Content-Type or Content-Encoding"},
+    },
+)
+async def post_lineage(request: Request) -> JSONResponse:
+    """A JSON object is one event: 201 with its eventId (200 when it was stored before).
+    A JSON array or an NDJSON body is a batch, answered like `/api/v1/lineage/batch`."""
+    outcomes, is_batch = await _ingest(request)
+    if is_batch:
+        return _batch_response(outcomes)
+    outcome = outcomes[0]
+    if not outcome.accepted:
+        return error_response(400, "; ".join(outcome.errors), outcome.errors)
+    body: dict[str, Any] = {"eventId": outcome.event_id, "status": outcome.status}
+    if outcome.status == 200:
+        body["duplicate"] = True
+    if outcome.warnings:
+        body["warnings"] = list(outcome.warnings)
+    return JSONResponse(body, status_code=outcome.status)
+
+
+@router.post(
+    "/api/v1/lineage/batch",
+    summary="Send many events; per-event results",
+    openapi_extra=_BODY_DOC,
+    responses={
+        200: {"description": "Every event stored (or already stored)"},
+        207: {"description": "Some events rejected; the good ones are stored"},
+        400: {"description": "Every event rejected"},
+    },
+)
+async def post_batch(request: Request) -> JSONResponse:
+    """Body: a JSON array, NDJSON, or one object. Answer: `[{index, status, eventId | error}]` with
+    status 201 (stored), 200 (already stored) or 400 (rejected, with `error` naming the field)."""
+    outcomes, _ = await _ingest(request)
+    return _batch_response(outcomes)

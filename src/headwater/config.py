@@ -1,0 +1,169 @@
+"""Every setting of Headwater, in one registry: defaults, a TOML file, `HEADWATER_*` variables.
+
+Precedence, lowest first: the default, the TOML file (`HEADWATER_CONFIG`, else `./headwater.toml`
+when it exists), the environment, then options given on the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from headwater.errors import ConfigError
+
+DEFAULT_DATABASE_URL = "sqlite:///.headwater/headwater.db"
+ENV_PREFIX = "HEADWATER_"
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"{value!r} is not a boolean (true/false)")
+
+
+def _keys(value: str) -> tuple[str, ...]:
+    return tuple(key.strip() for key in value.split(",") if key.strip())
+
+
+def _size(value: str) -> int:
+    text = value.strip().upper().removesuffix("B")
+    for suffix, factor in (("KI", 1024), ("MI", 1024**2), ("GI", 1024**3), ("K", 1000), ("M", 1000**2)):
+        if text.endswith(suffix):
+            return int(float(text[: -len(suffix)]) * factor)
+    return int(text)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its name (the env variable is HEADWATER_ + NAME), default, parser and help."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "database_url",
+        DEFAULT_DATABASE_URL,
+        "The store. `sqlite:///relative/path.db`, `sqlite:////absolute/path.db` or "
+        "`postgresql://user@host:5432/dbname`. The default is one SQLite file under ./.headwater/.",
+    ),
+    Setting("host", "127.0.0.1", "Address the HTTP server listens on."),
+    Setting("port", 8008, "Port the HTTP server listens on.", int),
+    Setting(
+        "write_keys",
+        (),
+        "Comma-separated API keys allowed to send events (`Authorization: Bearer <key>`). "
+        "When set, writes need one of them (a read key gets 403, an unknown key 401); "
+        "when empty, writes are open.",
+        _keys,
+    ),
+    Setting(
+        "read_keys",
+        (),
+        "Comma-separated API keys allowed to read. When set, reads need one of them (a write key "
+        "gets 403, an unknown key 401); when empty, reads are open.",
+        _keys,
+    ),
+    Setting(
+        "insecure",
+        False,
+        "Allow listening on a non-loopback address without API keys.",
+        _bool,
+    ),
+    Setting("max_body_bytes", 16 * 1024**2, "Largest request body accepted, after gzip (413 beyond).", _size),
+    Setting("max_batch_events", 50_000, "Most events accepted in one request (413 beyond).", int),
+    Setting(
+        "commit_batch_events",
+        2_000,
+        "Most events the writer groups into one durable commit (group commit).",
+        int,
+    ),
+    Setting("log_level", "info", "Logging level: debug, info, warning, error."),
+)
+_BY_NAME = {setting.name: setting for setting in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved configuration every part of Headwater reads."""
+
+    database_url: str = DEFAULT_DATABASE_URL
+    host: str = "127.0.0.1"
+    port: int = 8008
+    write_keys: tuple[str, ...] = ()
+    read_keys: tuple[str, ...] = ()
+    insecure: bool = False
+    max_body_bytes: int = 16 * 1024**2
+    max_batch_events: int = 50_000
+    commit_batch_events: int = 2_000
+    log_level: str = "info"
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def override(self, **values: Any) -> Settings:
+        """A copy with the given values (None means: keep), as the CLI options do."""
+        given = {k: v for k, v in values.items() if v is not None}
+        unknown = set(given) - set(_BY_NAME)
+        if unknown:
+            raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
+        return replace(self, **given)
+
+
+def _coerce(setting: Setting, value: Any, origin: str) -> Any:
+    try:
+        if isinstance(value, str):
+            return setting.parse(value)
+        if setting.parse is _keys and isinstance(value, list):
+            return tuple(str(v) for v in value)
+        if setting.parse in (int, _size) and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if setting.parse is _bool and isinstance(value, bool):
+            return value
+        raise ValueError(f"unexpected {type(value).__name__}")
+    except ValueError as exc:
+        raise ConfigError(f"{setting.name} from {origin}: {exc}") from None
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None, config_file: str | Path | None = None
+) -> Settings:
+    """Resolve the settings from the defaults, the TOML file and the environment."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    path = Path(config_file or env.get(ENV_PREFIX + "CONFIG") or "headwater.toml")
+    explicit = config_file is not None or ENV_PREFIX + "CONFIG" in env
+    if path.exists():
+        try:
+            table = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from None
+        table = table.get("headwater", table)
+        for key, value in table.items():
+            setting = _BY_NAME.get(key)
+            if setting is None:
+                raise ConfigError(f"{path}: unknown setting {key!r}")
+            values[key] = _coerce(setting, value, str(path))
+            sources[key] = str(path)
+    elif explicit:
+        raise ConfigError(f"configuration file {path} does not exist")
+    for setting in SETTINGS:
+        if setting.env in env:
+            values[setting.name] = _coerce(setting, env[setting.env], setting.env)
+            sources[setting.name] = setting.env
+    names = {f.name for f in fields(Settings)}
+    assert set(_BY_NAME) <= names, "every Setting needs a Settings field"
+    return Settings(**values, sources=sources)

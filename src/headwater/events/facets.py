@@ -1,0 +1,655 @@
+"""Facet checking for OpenLineage events: owns every rule about the *contents* of a facets container.
+
+:func:`check_facets` takes one already-confirmed-dict facets container (``run.facets``,
+``job.facets``, ``inputs[0].facets``, ``inputs[0].inputFacets``, ``outputs[1].outputFacets``,
+``dataset.facets``) and returns a list of :class:`FacetIssue` (empty when all is well).
+
+Rules, per facet ``name -> value``:
+
+* the value must be an object;
+* ``_producer`` and ``_schemaURL`` must be present and be strings;
+* ``_deleted``, when present on a job or dataset facet, must be a boolean (core 2-0-2 allows it only
+  there; on run/input/output facets it is ignored unless the facet's own schema declares it);
+* when ``_schemaURL`` names a published facet schema -- ``https://openlineage.io/spec/facets/
+  <ver>/<Name>.json`` with an optional ``#/$defs/<Def>`` fragment; ``http://`` and surrounding
+  whitespace are tolerated -- the facet is validated against that definition (no fragment: the
+  definition named ``<Name>``, else the file's single top-level property) and at most
+  :data:`MAX_ISSUES_PER_FACET` issues are reported per facet.  Any other URL (custom facets,
+  core-embedded ``.../spec/1-0-2/OpenLineage.json#/$defs/...`` URLs, raw.githubusercontent URLs,
+  unknown versions or definitions) gets the base checks only.
+
+Validation semantics follow JSON Schema draft 2020-12 as implemented by the ``jsonschema``
+library with format assertion for ``uuid`` and ``date-time``:
+
+* ``uuid`` -- exactly jsonschema's rule (``uuid.UUID`` parses it and characters 8, 13, 18, 23 are
+  ``-``), with a fast path for the canonical 8-4-4-4-12 hex form;
+* ``date-time`` -- RFC 3339 ``date "T" time offset``: the offset (``Z`` or ``+hh:mm``) is required,
+  ``T``/``Z`` may be lower case, fractional seconds of any length, second ``60`` allowed, the day
+  must exist in its month.  This is the rule of ``rfc3339-validator`` (jsonschema's date-time
+  checker), except that a trailing newline is rejected here;
+* ``uri`` and every other format are annotations only (any string passes);
+* ``integer`` accepts integral floats (``1.0``), booleans are never numbers.
+
+The schemas come from ``facet_schemas.json`` next to this module (built by
+``scripts/build_facet_schemas.py`` from the published spec), loaded and compiled into closures
+lazily, one definition at a time, on first use.  The product never reads the spec folder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal, TypeAlias
+
+__all__ = ["MAX_ISSUES_PER_FACET", "FacetIssue", "FacetKind", "check_facets"]
+
+FacetKind = Literal["run", "job", "dataset", "input", "output"]
+
+MAX_ISSUES_PER_FACET = 3
+
+
+@dataclass(frozen=True, slots=True)
+class FacetIssue:
+    path: str  # full path of the facet, e.g. "inputs[0].facets.schema"
+    reason: str  # e.g. "fields is not an array", "missing _producer", "fields[2].name is missing"
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+# --------------------------------------------------------------------------------------------
+# Paths and messages
+# --------------------------------------------------------------------------------------------
+
+_Seg: TypeAlias = "str | int"
+# One violation: (path inside the facet, message code, code argument).
+_Err: TypeAlias = "tuple[tuple[_Seg, ...], str, Any]"
+_Check: TypeAlias = "Callable[[object], list[_Err] | None]"
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _join(prefix: str, seg: _Seg) -> str:
+    if isinstance(seg, int):
+        return f"{prefix}[{seg}]"
+    if _IDENT.fullmatch(seg):
+        return f"{prefix}.{seg}" if prefix else seg
+    return f"{prefix}[{json.dumps(seg)}]"
+
+
+def _path_str(path: tuple[_Seg, ...]) -> str:
+    out = ""
+    for seg in path:
+        out = _join(out, seg)
+    return out
+
+
+def _show(value: object) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "\\'") + "'"
+    return json.dumps(value)
+
+
+_ARTICLE = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+_FORMAT_NAMES = {"uuid": "uuid", "date-time": "RFC 3339 date-time"}
+
+
+def _message(err: _Err) -> str:
+    path, code, arg = err
+    subject = _path_str(path) or "facet"
+    if code == "required":  # path is the object's path, arg the missing key
+        return f"{_path_str((*path, arg))} is missing" if path else f"missing {_path_str((arg,))}"
+    if code == "dependent":
+        key, dep = arg
+        missing = f"{_path_str((*path, dep))} is missing" if path else f"missing {_path_str((dep,))}"
+        return f"{missing} (required when {key} is present)"
+    if code == "type":
+        return f"{subject} is not " + " or ".join(_ARTICLE.get(t, t) for t in arg)
+    if code == "enum":
+        shown = ", ".join(_show(v) for v in arg[:6]) + (", ..." if len(arg) > 6 else "")
+        return f"{subject} is not one of {shown}"
+    if code == "const":
+        return f"{subject} must be {_show(arg)}"
+    if code == "format":
+        return f"{subject} is not a valid {_FORMAT_NAMES.get(arg, arg)}"
+    if code == "additional":
+        return f"{subject} is not an allowed property"
+    if code == "false":
+        return f"{subject} is not allowed"
+    if code == "minimum":
+        return f"{subject} is less than {arg}"
+    if code == "maximum":
+        return f"{subject} is greater than {arg}"
+    if code == "exclusiveMinimum":
+        return f"{subject} must be greater than {arg}"
+    if code == "exclusiveMaximum":
+        return f"{subject} must be less than {arg}"
+    if code == "minItems":
+        return f"{subject} has fewer than {arg} items"
+    if code == "maxItems":
+        return f"{subject} has more than {arg} items"
+    if code == "minLength":
+        return f"{subject} is shorter than {arg} characters"
+    if code == "maxLength":
+        return f"{subject} is longer than {arg} characters"
+    if code == "oneOfMany":
+        return f"{subject} matches more than one allowed shape"
+    if code == "noMatch":  # arg: the closest branch's first error, relative to this path
+        if arg is None:
+            return f"{subject} matches none of the allowed shapes"
+        inner_path, inner_code, inner_arg = arg
+        closest = _message(((*path, *inner_path), inner_code, inner_arg))
+        return f"{subject} matches none of the allowed shapes (closest: {closest})"
+    return f"{subject} is invalid ({code})"  # pragma: no cover - every code is listed above
+
+
+def _prefixed(seg: _Seg, errs: list[_Err]) -> list[_Err]:
+    return [((seg, *p), c, a) for p, c, a in errs]
+
+
+# --------------------------------------------------------------------------------------------
+# Formats
+# --------------------------------------------------------------------------------------------
+
+_CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _is_uuid(value: str) -> bool:
+    if _CANONICAL_UUID.fullmatch(value):
+        return True
+    # jsonschema's rule: whatever uuid.UUID accepts, provided the dashes sit at 8, 13, 18 and 23.
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return all(value[i] == "-" for i in (8, 13, 18, 23))
+
+
+_DATE_TIME = re.compile(
+    r"([0-9]{4})-(0[1-9]|1[0-2])-([0-9]{2})[Tt]"
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?"
+    r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _is_date_time(value: str) -> bool:
+    m = _DATE_TIME.fullmatch(value)
+    if m is None:
+        return False
+    year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
+        return 1 <= day <= 29
+    return 1 <= day <= _DAYS[month - 1]
+
+
+_FORMATS: dict[str, Callable[[str], bool]] = {"uuid": _is_uuid, "date-time": _is_date_time}
+
+
+# --------------------------------------------------------------------------------------------
+# JSON-Schema-subset compiler (keywords: see scripts/build_facet_schemas.py)
+# --------------------------------------------------------------------------------------------
+
+
+def _ok(_value: object) -> list[_Err] | None:
+    return None
+
+
+def _is_integer(v: object) -> bool:
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+_TYPE_TESTS: dict[str, Callable[[object], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": _is_integer,
+    "number": _is_number,
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def _json_equal(a: object, b: object) -> bool:
+    """Equality as JSON Schema defines it: 1 == 1.0, but True != 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if _is_number(a) and _is_number(b):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+class _Compiler:
+    """Compiles bundle schemas into closures; ``$ref`` targets are compiled once and shared."""
+
+    def __init__(self, bundle: Mapping[str, Any]) -> None:
+        self._bundle = bundle
+        self._refs: dict[str, _Check] = {}
+
+    def definition(self, url: str, name: str) -> _Check | None:
+        entry = self._bundle.get(url)
+        if entry is None or name not in entry.get("$defs", {}):
+            return None
+        return self._ref(url, f"#/$defs/{name}")
+
+    def default(self, url: str, name: str) -> _Check | None:
+        entry = self._bundle.get(url)
+        if entry is None:
+            return None
+        if name in entry.get("$defs", {}):
+            return self._ref(url, f"#/$defs/{name}")
+        props = entry.get("properties", {})
+        if len(props) == 1:
+            return self._node(next(iter(props.values())), url)
+        return None
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _resolve(self, base: str, ref: str) -> tuple[str, Any]:
+        target, _, fragment = ref.partition("#")
+        url = target or base
+        name = fragment.removeprefix("/$defs/")
+        return url, self._bundle[url]["$defs"][name]
+
+    def _ref(self, base: str, ref: str) -> _Check:
+        url, schema = self._resolve(base, ref)
+        key = f"{url}#{ref.partition('#')[2]}"
+        found = self._refs.get(key)
+        if found is not None:
+            return found
+        cell: list[_Check] = []
+
+        def forward(v: object) -> list[_Err] | None:  # used only by recursive references
+            return cell[0](v)
+
+        self._refs[key] = forward
+        compiled = self._node(schema, url)
+        cell.append(compiled)
+        self._refs[key] = compiled
+        return compiled
+
+    def _discriminator(self, schema: Any, base: str) -> tuple[str, str] | None:
+        """(property, value) if ``schema`` unconditionally pins a property to one string."""
+        if not isinstance(schema, dict):
+            return None
+        if "$ref" in schema:
+            url, target = self._resolve(base, schema["$ref"])
+            found = self._discriminator(target, url)
+            if found is not None:
+                return found
+        for key, sub in schema.get("properties", {}).items():
+            if isinstance(sub, dict):
+                if isinstance(sub.get("const"), str):
+                    return key, sub["const"]
+                enum = sub.get("enum")
+                if isinstance(enum, list) and len(enum) == 1 and isinstance(enum[0], str):
+                    return key, enum[0]
+        for sub in schema.get("allOf", []):
+            found = self._discriminator(sub, base)
+            if found is not None:
+                return found
+        return None
+
+    # -- nodes ---------------------------------------------------------------------------------
+
+    def _node(self, schema: Any, base: str) -> _Check:
+        if schema is True:
+            return _ok
+        if schema is False:
+            return lambda v: [((), "false", None)]
+        checks: list[_Check] = []
+        if "$ref" in schema:
+            checks.append(self._ref(base, schema["$ref"]))
+        if "enum" in schema:
+            checks.append(self._enum(schema["enum"]))
+        if "const" in schema:
+            checks.append(self._const(schema["const"]))
+        obj = self._object(schema, base)
+        if obj is not None:
+            checks.append(obj)
+        arr = self._array(schema, base)
+        if arr is not None:
+            checks.append(arr)
+        scalar = self._scalar(schema)
+        if scalar is not None:
+            checks.append(scalar)
+        checks.extend(self._node(sub, base) for sub in schema.get("allOf", []))
+        if "anyOf" in schema:
+            checks.append(self._alternatives(schema["anyOf"], base, exactly_one=False))
+        if "oneOf" in schema:
+            checks.append(self._alternatives(schema["oneOf"], base, exactly_one=True))
+        checks = [c for c in checks if c is not _ok]
+        body = _sequence(checks)
+        if "type" not in schema:
+            return body
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        tests = [_TYPE_TESTS[t] for t in types]
+        expected = tuple(types)
+        if len(tests) == 1:
+            test = tests[0]
+
+            def typed(v: object) -> list[_Err] | None:
+                if not test(v):
+                    return [((), "type", expected)]
+                return body(v)
+
+        else:
+
+            def typed(v: object) -> list[_Err] | None:
+                if not any(t(v) for t in tests):
+                    return [((), "type", expected)]
+                return body(v)
+
+        return typed
+
+    @staticmethod
+    def _enum(values: list[Any]) -> _Check:
+        if all(isinstance(x, str) for x in values):
+            allowed = frozenset(values)
+
+            def enum_str(v: object) -> list[_Err] | None:
+                if isinstance(v, str) and v in allowed:
+                    return None
+                return [((), "enum", values)]
+
+            return enum_str
+
+        def enum_any(v: object) -> list[_Err] | None:
+            if any(_json_equal(v, x) for x in values):
+                return None
+            return [((), "enum", values)]
+
+        return enum_any
+
+    @staticmethod
+    def _const(value: Any) -> _Check:
+        def const(v: object) -> list[_Err] | None:
+            return None if _json_equal(v, value) else [((), "const", value)]
+
+        return const
+
+    def _object(self, schema: Any, base: str) -> _Check | None:
+        props = [(k, self._node(s, base)) for k, s in schema.get("properties", {}).items()]
+        props = [(k, c) for k, c in props if c is not _ok]
+        declared = frozenset(schema.get("properties", {}))
+        required = tuple(schema.get("required", ()))
+        dependent = tuple((k, tuple(deps)) for k, deps in schema.get("dependentRequired", {}).items() if deps)
+        extra_schema = schema.get("additionalProperties", True)
+        extra = None if extra_schema is True else self._node(extra_schema, base)
+        if not (props or required or dependent or extra is not None):
+            return None
+
+        def check_object(v: object) -> list[_Err] | None:
+            if not isinstance(v, dict):
+                return None
+            errs: list[_Err] | None = None
+            for key in required:
+                if key not in v:
+                    if errs is None:
+                        errs = []
+                    errs.append(((), "required", key))
+            for key, check in props:
+                if key in v:
+                    found = check(v[key])
+                    if found:
+                        if errs is None:
+                            errs = []
+                        errs.extend(_prefixed(key, found))
+                        if len(errs) >= MAX_ISSUES_PER_FACET:
+                            return errs
+            for key, deps in dependent:
+                if key in v:
+                    for dep in deps:
+                        if dep not in v:
+                            if errs is None:
+                                errs = []
+                            errs.append(((), "dependent", (key, dep)))
+            if extra is not None:
+                for key, item in v.items():
+                    if key not in declared:
+                        found = extra(item)
+                        if found:
+                            if errs is None:
+                                errs = []
+                            if found[0][1] == "false" and not found[0][0]:
+                                errs.append(((key,), "additional", None))
+                            else:
+                                errs.extend(_prefixed(key, found))
+                            if len(errs) >= MAX_ISSUES_PER_FACET:
+                                return errs
+            return errs
+
+        return check_object
+
+    def _array(self, schema: Any, base: str) -> _Check | None:
+        items = self._node(schema["items"], base) if "items" in schema else _ok
+        min_items = schema.get("minItems")
+        max_items = schema.get("maxItems")
+        if items is _ok and min_items is None and max_items is None:
+            return None
+
+        def check_array(v: object) -> list[_Err] | None:
+            if not isinstance(v, list):
+                return None
+            errs: list[_Err] | None = None
+            if min_items is not None and len(v) < min_items:
+                errs = [((), "minItems", min_items)]
+            elif max_items is not None and len(v) > max_items:
+                errs = [((), "maxItems", max_items)]
+            if items is not _ok:
+                for i, item in enumerate(v):
+                    found = items(item)
+                    if found:
+                        if errs is None:
+                            errs = []
+                        errs.extend(_prefixed(i, found))
+                        if len(errs) >= MAX_ISSUES_PER_FACET:
+                            break
+            return errs
+
+        return check_array
+
+    @staticmethod
+    def _scalar(schema: Any) -> _Check | None:
+        fmt = schema.get("format")
+        fmt_test = _FORMATS.get(fmt) if isinstance(fmt, str) else None
+        min_len, max_len = schema.get("minLength"), schema.get("maxLength")
+        bounds = [
+            (word, schema[word])
+            for word in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+            if word in schema
+        ]
+        if fmt_test is None and min_len is None and max_len is None and not bounds:
+            return None
+
+        def check_scalar(v: object) -> list[_Err] | None:
+            if isinstance(v, str):
+                if fmt_test is not None and not fmt_test(v):
+                    return [((), "format", fmt)]
+                if min_len is not None and len(v) < min_len:
+                    return [((), "minLength", min_len)]
+                if max_len is not None and len(v) > max_len:
+                    return [((), "maxLength", max_len)]
+            elif bounds and _is_number(v):
+                n: Any = v
+                for word, limit in bounds:
+                    if (
+                        (word == "minimum" and n < limit)
+                        or (word == "maximum" and n > limit)
+                        or (word == "exclusiveMinimum" and n <= limit)
+                        or (word == "exclusiveMaximum" and n >= limit)
+                    ):
+                        return [((), word, limit)]
+            return None
+
+        return check_scalar
+
+    def _alternatives(self, branches: list[Any], base: str, *, exactly_one: bool) -> _Check:
+        checks = [self._node(b, base) for b in branches]
+        if len(checks) == 1:
+            return checks[0]
+        tags = [self._discriminator(b, base) for b in branches]
+        tag_key: str | None = None
+        by_tag: dict[str, _Check] = {}
+        pinned = [t for t in tags if t is not None]
+        if len(pinned) == len(tags) and len({k for k, _ in pinned}) == 1:
+            values = [value for _, value in pinned]
+            if len(set(values)) == len(values):
+                tag_key = pinned[0][0]
+                by_tag = dict(zip(values, checks, strict=True))
+        tag_values = list(by_tag)
+
+        def check_alternatives(v: object) -> list[_Err] | None:
+            if tag_key is not None and isinstance(v, dict) and tag_key in v:
+                # Branches pin tag_key to distinct strings, so at most one can match: check just it.
+                tag = v[tag_key]
+                chosen = by_tag.get(tag) if isinstance(tag, str) else None
+                if chosen is None:
+                    return [((tag_key,), "enum", tag_values)]
+                return chosen(v)
+            results: list[list[_Err]] = []
+            valid = 0
+            for check in checks:
+                found = check(v)
+                if found:
+                    results.append(found)
+                elif not exactly_one:
+                    return None
+                else:
+                    valid += 1
+            if valid == 1:
+                return None
+            if valid > 1:
+                return [((), "oneOfMany", None)]
+            closest = min(results, key=len)
+            return [((), "noMatch", closest[0])]
+
+        return check_alternatives
+
+
+def _sequence(checks: list[_Check]) -> _Check:
+    if not checks:
+        return _ok
+    if len(checks) == 1:
+        return checks[0]
+
+    def all_of(v: object) -> list[_Err] | None:
+        errs: list[_Err] | None = None
+        for check in checks:
+            found = check(v)
+            if found:
+                if errs is None:
+                    errs = found
+                else:
+                    errs.extend(found)
+                if len(errs) >= MAX_ISSUES_PER_FACET:
+                    break
+        return errs
+
+    return all_of
+
+
+# --------------------------------------------------------------------------------------------
+# Schema URL resolution (lazy, cached)
+# --------------------------------------------------------------------------------------------
+
+_FACET_PREFIX = "https://openlineage.io/spec/facets/"
+_FACET_URL = re.compile(
+    r"https?://openlineage\.io/spec/facets/([0-9]+-[0-9]+-[0-9]+)/([A-Za-z0-9_]+)\.json"
+    r"(?:#(?:/\$defs/([A-Za-z0-9_]+)|/)?)?"
+)
+_MAX_CACHED_URLS = 4096
+
+_lock = threading.Lock()
+_compiler: _Compiler | None = None
+_by_url: dict[str, _Check | None] = {}
+
+
+def _load_compiler() -> _Compiler:
+    global _compiler
+    if _compiler is None:
+        text = (
+            resources.files(__package__ or "headwater.events")
+            .joinpath("facet_schemas.json")
+            .read_text(encoding="utf-8")
+        )
+        _compiler = _Compiler(json.loads(text))
+    return _compiler
+
+
+def _validator_for(schema_url: str) -> _Check | None:
+    """The compiled definition ``schema_url`` names, or None when it names no published schema."""
+    try:
+        return _by_url[schema_url]
+    except KeyError:
+        pass
+    m = _FACET_URL.fullmatch(schema_url.strip())
+    check: _Check | None = None
+    if m is not None:
+        version, name, definition = m.groups()
+        url = f"{_FACET_PREFIX}{version}/{name}.json"
+        with _lock:
+            compiler = _load_compiler()
+            check = compiler.definition(url, definition) if definition else compiler.default(url, name)
+    if len(_by_url) < _MAX_CACHED_URLS:
+        _by_url[schema_url] = check
+    return check
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------------
+
+_DELETABLE: frozenset[str] = frozenset({"job", "dataset"})
+
+
+def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) -> list[FacetIssue]:
+    """Check every facet of one facets container; ``path`` is the container's own path."""
+    issues: list[FacetIssue] = []
+    for name, facet in container.items():
+        facet_path = _join(path, name)
+        if not isinstance(facet, dict):
+            issues.append(FacetIssue(facet_path, "facet is not an object"))
+            continue
+        reasons: list[str] = []
+        if not isinstance(facet.get("_producer"), str):
+            reasons.append("_producer is not a string" if "_producer" in facet else "missing _producer")
+        schema_url = facet.get("_schemaURL")
+        if not isinstance(schema_url, str):
+            reasons.append("_schemaURL is not a string" if "_schemaURL" in facet else "missing _schemaURL")
+        if kind in _DELETABLE and "_deleted" in facet and not isinstance(facet["_deleted"], bool):
+            reasons.append("_deleted is not a boolean")
+        if isinstance(schema_url, str):
+            check = _validator_for(schema_url)
+            if check is not None:
+                errs = check(facet)
+                if errs:
+                    for err in errs:
+                        reason = _message(err)
+                        if reason not in reasons:
+                            reasons.append(reason)
+        issues.extend(FacetIssue(facet_path, r) for r in reasons[:MAX_ISSUES_PER_FACET])
+    return issues

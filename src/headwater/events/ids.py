@@ -1,0 +1,42 @@
+"""Event ids (version-1 UUIDs from eventTime and content) and the node ids every API shares."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from headwater.events.times import gregorian_ticks
+
+
+def content_hash(canonical: bytes) -> bytes:
+    """SHA-256 of an event's canonical JSON: equal content, equal hash, whatever the key order."""
+    return hashlib.sha256(canonical).digest()
+
+
+def event_id(ticks: int, digest: bytes) -> str:
+    """A version-1 UUID whose timestamp is the eventTime and whose other 62 bits come from the hash.
+
+    The same event sent twice gets the same id; two different events at the same 100 ns differ
+    in the hash bits, so they never collide the way millisecond-truncated time UUIDs do.
+    """
+    timestamp = gregorian_ticks(ticks)
+    time_low = timestamp & 0xFFFFFFFF
+    time_mid = (timestamp >> 32) & 0xFFFF
+    time_hi_version = ((timestamp >> 48) & 0x0FFF) | 0x1000
+    tail = int.from_bytes(digest[:8], "big")
+    clock_seq = ((tail >> 48) & 0x3FFF) | 0x8000  # RFC 4122 variant
+    node = (tail & 0xFFFFFFFFFFFF) | 0x010000000000  # multicast bit: not a MAC address
+    value = (time_low << 96) | (time_mid << 80) | (time_hi_version << 64) | (clock_seq << 48) | node
+    return str(uuid.UUID(int=value))
+
+
+def dataset_node_id(namespace: str, name: str) -> str:
+    return f"dataset:{namespace}:{name}"
+
+
+def job_node_id(namespace: str, name: str) -> str:
+    return f"job:{namespace}:{name}"
+
+
+def run_node_id(run_id: str) -> str:
+    return f"run:{run_id}"

@@ -1,0 +1,32 @@
+"""The validated event: what the store keeps of one accepted OpenLineage event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+EventKind = Literal["run", "dataset", "job"]
+EVENT_KINDS: tuple[EventKind, ...] = ("run", "dataset", "job")
+EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One accepted event, its identities pulled out for indexing, its payload kept as sent."""
+
+    kind: EventKind
+    event_id: str
+    event_time: str  # UTC, fixed width, 100 ns: "2024-01-31T12:00:00.1234567Z"
+    event_type: str | None
+    run_id: str | None
+    parent_run_id: str | None
+    root_run_id: str | None
+    job_namespace: str | None
+    job_name: str | None
+    dataset_namespace: str | None
+    dataset_name: str | None
+    producer: str
+    content_hash: str  # hex SHA-256 of the canonical JSON
+    payload: str  # the JSON as sent
+    warnings: tuple[str, ...] = ()
+    untrusted_facets: tuple[str, ...] = ()  # paths of facets that broke their published schema

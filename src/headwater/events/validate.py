@@ -1,0 +1,227 @@
+"""Validation of OpenLineage events against the core of the newest spec (2-0-2), in plain Python.
+
+The core decides acceptance; facets never cost an event: a facet that breaks its published
+schema is kept, reported as a warning and marked untrusted (see `headwater.events.facets`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from headwater.errors import InvalidEvent
+from headwater.events.decode import dumps
+from headwater.events.facets import FacetKind, check_facets
+from headwater.events.ids import content_hash, event_id
+from headwater.events.model import EVENT_TYPES, Event, EventKind
+from headwater.events.times import EventTimeError, format_ticks, parse_event_time
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_KIND_FROM_FRAGMENT: dict[str, EventKind] = {
+    "RunEvent": "run",
+    "DatasetEvent": "dataset",
+    "JobEvent": "job",
+}
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, bool) or value is None:
+        return _JSON_TYPES[type(value)]
+    if isinstance(value, int | float):
+        return "a number"
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def is_uuid(value: object) -> bool:
+    return isinstance(value, str) and _UUID.fullmatch(value) is not None
+
+
+class _Checker:
+    """Collects `path: reason` errors and facet warnings while walking one event."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+        self.untrusted: list[str] = []
+
+    def fail(self, path: str, reason: str) -> None:
+        self.errors.append(f"{path}: {reason}")
+
+    def string(self, obj: dict[str, Any], key: str, path: str, *, required: bool = True) -> str | None:
+        value = obj.get(key)
+        if value is None and key not in obj:
+            if required:
+                self.fail(f"{path}{key}", "is required")
+            return None
+        if not isinstance(value, str):
+            self.fail(f"{path}{key}", f"must be a string, got {_describe(value)}")
+            return None
+        return value
+
+    def obj(self, parent: dict[str, Any], key: str, path: str, *, required: bool) -> dict[str, Any] | None:
+        if key not in parent:
+            if required:
+                self.fail(path, "is required")
+            return None
+        value = parent[key]
+        if not isinstance(value, dict):
+            self.fail(path, f"must be an object, got {_describe(value)}")
+            return None
+        return value
+
+    def facets(self, parent: dict[str, Any], key: str, path: str, kind: FacetKind) -> None:
+        container = self.obj(parent, key, f"{path}{key}", required=False)
+        if container:
+            for issue in check_facets(container, f"{path}{key}", kind):
+                self.warnings.append(str(issue))
+                self.untrusted.append(issue.path)
+
+    def identity(self, parent: dict[str, Any], key: str, facet_kind: FacetKind) -> tuple[str, str] | None:
+        entity = self.obj(parent, key, key, required=True)
+        if entity is None:
+            return None
+        return self.named(entity, f"{key}.", facet_kind)
+
+    def named(self, entity: dict[str, Any], path: str, facet_kind: FacetKind) -> tuple[str, str] | None:
+        namespace = self.string(entity, "namespace", path)
+        name = self.string(entity, "name", path)
+        self.facets(entity, "facets", path, facet_kind)
+        if namespace is None or name is None:
+            return None
+        return namespace, name
+
+    def datasets(self, event: dict[str, Any], key: str) -> None:
+        if key not in event:
+            return
+        items = event[key]
+        if not isinstance(items, list):
+            self.fail(key, f"must be an array of datasets, got {_describe(items)}")
+            return
+        extra_key, extra_kind = ("inputFacets", "input") if key == "inputs" else ("outputFacets", "output")
+        for i, item in enumerate(items):
+            path = f"{key}[{i}]"
+            if not isinstance(item, dict):
+                self.fail(path, f"must be a dataset object, got {_describe(item)}")
+                continue
+            self.named(item, f"{path}.", "dataset")
+            self.facets(item, extra_key, f"{path}.", extra_kind)
+
+
+def _kind_from_schema_url(url: str) -> EventKind | None:
+    _, _, fragment = url.partition("#")
+    return _KIND_FROM_FRAGMENT.get(fragment.rsplit("/", 1)[-1]) if fragment else None
+
+
+def infer_kind(event: dict[str, Any]) -> EventKind | None:
+    """The kind named by the schemaURL fragment, else read from the structure (DESIGN.md)."""
+    url = event.get("schemaURL")
+    if isinstance(url, str):
+        kind = _kind_from_schema_url(url)
+        if kind is not None:
+            return kind
+    if "run" in event:
+        return "run"
+    if "job" in event:
+        return "job"
+    if "dataset" in event:
+        return "dataset"
+    return None
+
+
+def _parent_ids(run: dict[str, Any]) -> tuple[str | None, str | None]:
+    facets = run.get("facets")
+    parent = facets.get("parent") if isinstance(facets, dict) else None
+    if not isinstance(parent, dict):
+        return None, None
+
+    def run_id_of(holder: object) -> str | None:
+        if isinstance(holder, dict):
+            inner = holder.get("run")
+            if isinstance(inner, dict) and is_uuid(inner.get("runId")):
+                return str(inner["runId"]).lower()
+        return None
+
+    parent_id = run_id_of(parent)
+    root_id = run_id_of(parent.get("root")) or parent_id
+    return parent_id, root_id
+
+
+def validate_event(doc: object, raw: bytes | None = None) -> Event:
+    """Check one decoded event; return it ready to store, or raise InvalidEvent naming each field."""
+    if not isinstance(doc, dict):
+        raise InvalidEvent([f"event: must be a JSON object, got {_describe(doc)}"])
+    check = _Checker()
+    ticks = 0
+    time_value = check.string(doc, "eventTime", "")
+    if time_value is not None:
+        try:
+            ticks = parse_event_time(time_value)
+        except EventTimeError as exc:
+            check.fail("eventTime", str(exc))
+    producer = check.string(doc, "producer", "")
+    check.string(doc, "schemaURL", "", required=False)
+    kind = infer_kind(doc)
+
+    run_id = parent_run_id = root_run_id = None
+    job: tuple[str, str] | None = None
+    dataset: tuple[str, str] | None = None
+    event_type: str | None = None
+    if kind is None:
+        check.fail("event", "has none of run, job or dataset, so it is no RunEvent, JobEvent or DatasetEvent")
+    elif kind == "dataset":
+        if "job" in doc and "run" in doc:
+            check.fail("event", "a DatasetEvent must not carry both job and run")
+        dataset = check.identity(doc, "dataset", "dataset")
+    else:
+        if kind == "run":
+            raw_type = doc.get("eventType")
+            if raw_type is not None or "eventType" in doc:
+                if raw_type in EVENT_TYPES:
+                    event_type = str(raw_type)
+                else:
+                    allowed = "/".join(sorted(EVENT_TYPES))
+                    check.fail("eventType", f"{raw_type!r} is not one of {allowed}")
+            run = check.obj(doc, "run", "run", required=True)
+            if run is not None:
+                raw_run_id = check.string(run, "runId", "run.")
+                if raw_run_id is not None:
+                    if is_uuid(raw_run_id):
+                        run_id = raw_run_id.lower()
+                    else:
+                        check.fail("run.runId", f"{raw_run_id!r} is not a UUID")
+                check.facets(run, "facets", "run.", "run")
+                parent_run_id, root_run_id = _parent_ids(run)
+                root_run_id = root_run_id or run_id
+        elif "run" in doc:
+            check.fail("run", "a JobEvent must not carry a run")
+        job = check.identity(doc, "job", "job")
+        check.datasets(doc, "inputs")
+        check.datasets(doc, "outputs")
+
+    if check.errors:
+        raise InvalidEvent(check.errors)
+    assert kind is not None and producer is not None
+    digest = content_hash(dumps(doc, sort_keys=True))
+    try:
+        payload = raw.decode() if raw is not None else dumps(doc).decode()
+    except UnicodeDecodeError:  # a body in another encoding is kept as its JSON value
+        payload = dumps(doc).decode()
+    return Event(
+        kind=kind,
+        event_id=event_id(ticks, digest),
+        event_time=format_ticks(ticks),
+        event_type=event_type,
+        run_id=run_id,
+        parent_run_id=parent_run_id,
+        root_run_id=root_run_id,
+        job_namespace=job[0] if job else None,
+        job_name=job[1] if job else None,
+        dataset_namespace=dataset[0] if dataset else None,
+        dataset_name=dataset[1] if dataset else None,
+        producer=producer,
+        content_hash=digest.hex(),
+        payload=payload,
+        warnings=tuple(check.warnings),
+        untrusted_facets=tuple(dict.fromkeys(check.untrusted)),
+    )

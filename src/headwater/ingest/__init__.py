@@ -1,0 +1,1 @@
+"""Ingest: turning bodies, files and messages into validated events and appending them durably."""

@@ -1,0 +1,80 @@
+"""Validating candidate events and turning the store's answer into per-event outcomes.
+
+HTTP, file replay and (later) Kafka all go through `validate_documents` and `outcomes`, so every
+entry point accepts and rejects the same events with the same messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from headwater.errors import InvalidEvent
+from headwater.events.decode import Document
+from headwater.events.model import Event
+from headwater.events.validate import validate_event
+
+CREATED, DUPLICATE, REJECTED = 201, 200, 400
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one candidate event: stored (201), already stored (200) or rejected (400)."""
+
+    index: int
+    status: int
+    event_id: str | None = None
+    errors: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def accepted(self) -> bool:
+        return self.status != REJECTED
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"index": self.index, "status": self.status}
+        if self.event_id is not None:
+            body["eventId"] = self.event_id
+        if self.errors:
+            body["error"] = "; ".join(self.errors)
+            body["errors"] = self.errors
+        if self.warnings:
+            body["warnings"] = list(self.warnings)
+        return body
+
+
+@dataclass(slots=True)
+class Validated:
+    """The events fit to store, and a slot per document for its outcome."""
+
+    events: list[Event]
+    positions: list[int]  # index into outcomes of each event
+    outcomes: list[Outcome]
+
+
+def validate_documents(documents: Sequence[Document]) -> Validated:
+    events: list[Event] = []
+    positions: list[int] = []
+    outcomes: list[Outcome] = []
+    for doc in documents:
+        if doc.error is not None:
+            outcomes.append(Outcome(doc.index, REJECTED, errors=[doc.error]))
+            continue
+        try:
+            event = validate_event(doc.value, doc.raw)
+        except InvalidEvent as exc:
+            outcomes.append(Outcome(doc.index, REJECTED, errors=exc.errors))
+            continue
+        positions.append(len(outcomes))
+        outcomes.append(Outcome(doc.index, CREATED, event.event_id, warnings=event.warnings))
+        events.append(event)
+    return Validated(events, positions, outcomes)
+
+
+def record_stored(validated: Validated, stored: Sequence[bool]) -> list[Outcome]:
+    """Mark duplicates once the store said which events were new."""
+    for position, new in zip(validated.positions, stored, strict=True):
+        if not new:
+            validated.outcomes[position].status = DUPLICATE
+    return validated.outcomes

@@ -1,0 +1,91 @@
+"""The store interface every backend implements, and the rows it returns."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from headwater.events.model import Event
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event as the store keeps it: ingest sequence number, ids, times and the payload."""
+
+    seq: int
+    event_id: str
+    kind: str
+    run_id: str | None
+    parent_run_id: str | None
+    root_run_id: str | None
+    event_type: str | None
+    event_time: str
+    job_namespace: str | None
+    job_name: str | None
+    dataset_namespace: str | None
+    dataset_name: str | None
+    producer: str
+    received_at: str
+    payload: str
+    untrusted_facets: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunCursor:
+    """A position in a run's events, newest first: the last (eventTime, eventId) already read."""
+
+    event_time: str
+    event_id: str
+
+
+class EventStore(ABC):
+    """The event store: append-only, idempotent by eventId, durable when `append` returns."""
+
+    url: str
+    backend: str
+
+    @abstractmethod
+    def migrate(self) -> list[int]:
+        """Apply the schema migrations not applied yet; return their versions."""
+
+    @abstractmethod
+    def schema_version(self) -> int:
+        """The newest migration applied (0 for an empty database)."""
+
+    @abstractmethod
+    def append(self, events: Sequence[Event], received_at: str) -> list[bool]:
+        """Store the events in one durable transaction; True for each newly stored, False for a
+        duplicate (already stored, or earlier in the same call)."""
+
+    @abstractmethod
+    def run_events(
+        self, run_id: str, *, include_children: bool, limit: int, after: RunCursor | None
+    ) -> list[StoredEvent]:
+        """Events of a run (and of runs whose parent or root it is), newest first, after a cursor."""
+
+    @abstractmethod
+    def has_run(self, run_id: str, *, include_children: bool) -> bool:
+        """Whether any event of the run (or its tree) is stored."""
+
+    @abstractmethod
+    def get_event(self, event_id: str) -> StoredEvent | None:
+        """One event by eventId."""
+
+    @abstractmethod
+    def list_events(
+        self, *, after_time: str | None, before_time: str | None, descending: bool, limit: int, offset: int
+    ) -> list[StoredEvent]:
+        """Events with after_time <= eventTime <= before_time, by eventTime."""
+
+    @abstractmethod
+    def count_events(self, *, after_time: str | None, before_time: str | None) -> int:
+        """How many events list_events would page through."""
+
+    @abstractmethod
+    def ping(self) -> None:
+        """Raise StoreUnavailable unless the store answers."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend for server deployments (psycopg 3)."""

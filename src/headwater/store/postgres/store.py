@@ -1,0 +1,82 @@
+"""PostgreSQL behind the store interface: one write connection (group commits serialized by an
+advisory lock so seq follows commit order), a pool for reads."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from headwater.errors import StoreUnavailable
+from headwater.store.sql import SqlEventStore
+
+# Any constant works; it only has to be the same for every Headwater writer of one database.
+_APPEND_LOCK = 0x4844_5752  # "HDWR"
+
+
+def _libpq_url(url: str) -> str:
+    return url.replace("postgresql+psycopg:", "postgresql:", 1)
+
+
+class PostgresEventStore(SqlEventStore):
+    backend = "postgresql"
+    paramstyle = "format"
+    migrations_package = "headwater.store.postgres.migrations"
+
+    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+        self.url = url
+        self._conninfo = _libpq_url(url)
+        self._write_lock = threading.Lock()
+        self._writer: psycopg.Connection[Any] | None = None
+        self._pool = ConnectionPool(
+            self._conninfo, min_size=1, max_size=pool_size, open=False, timeout=10,
+            kwargs={"autocommit": True},
+        )
+        try:
+            self._pool.open(wait=True, timeout=10)
+        except PoolTimeout:
+            self._pool.close()
+            raise StoreUnavailable(f"cannot connect to PostgreSQL at {self._safe_url()}") from None
+
+    def _safe_url(self) -> str:
+        info = psycopg.conninfo.conninfo_to_dict(self._conninfo)
+        return f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+
+    def _writer_conn(self) -> psycopg.Connection[Any]:
+        if self._writer is None or self._writer.closed or self._writer.broken:
+            try:
+                self._writer = psycopg.connect(self._conninfo)
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"cannot connect to PostgreSQL: {exc}".strip()) from None
+        return self._writer
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        try:
+            with self._pool.connection() as conn, conn.cursor() as cur:
+                yield cur
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            raise StoreUnavailable(f"PostgreSQL read failed: {exc}".strip()) from None
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        with self._write_lock:
+            conn = self._writer_conn()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (_APPEND_LOCK,))
+                    yield cur
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"PostgreSQL write failed: {exc}".strip()) from None
+
+    def _run_script(self, cursor: Any, script: str) -> None:
+        cursor.execute(script)
+
+    def close(self) -> None:
+        self._pool.close()
+        if self._writer is not None:
+            self._writer.close()

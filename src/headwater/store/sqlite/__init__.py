@@ -1,0 +1,1 @@
+"""The embedded SQLite backend: one file, WAL mode, one writer, durable commits."""

@@ -1,0 +1,119 @@
+"""SQLite behind the store interface: WAL, synchronous=FULL, one write connection, a read
+connection per thread."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from headwater.errors import ConfigError, StoreUnavailable
+from headwater.store.sql import SqlEventStore
+
+
+def sqlite_path(url: str) -> Path:
+    """`sqlite:///relative.db` → relative.db; `sqlite:////abs.db` → /abs.db."""
+    if not url.startswith("sqlite:///"):
+        raise ConfigError(f"SQLite URL {url!r} must look like sqlite:///path/to/file.db")
+    path = url.removeprefix("sqlite:///").split("?", 1)[0]
+    if not path:
+        raise ConfigError(f"SQLite URL {url!r} names no file")
+    return Path(path)
+
+
+class SqliteEventStore(SqlEventStore):
+    backend = "sqlite"
+    migrations_package = "headwater.store.sqlite.migrations"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = sqlite_path(url)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc}") from None
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._writer = self._connect()
+        self._writer.execute("PRAGMA journal_mode=WAL")
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            # FULL: a commit is on disk (WAL fsynced) before append() returns and the event is acked.
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot open SQLite database {self.path}: {exc}") from None
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        try:
+            cur = self._reader().cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                raise
+            raise StoreUnavailable(f"SQLite read failed: {exc}") from None
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        with self._write_lock:
+            cur = self._writer.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"SQLite write failed: {exc}") from None
+            try:
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException as exc:
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise StoreUnavailable(f"SQLite write failed: {exc}") from None
+                raise
+            finally:
+                cur.close()
+
+    def _run_script(self, cursor: Any, script: str) -> None:
+        # executescript would COMMIT the open transaction; run the statements one by one instead.
+        for statement in _statements(script):
+            cursor.execute(statement)
+
+    def close(self) -> None:
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+
+
+def _statements(script: str) -> Iterator[str]:
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        yield buffer.strip()
