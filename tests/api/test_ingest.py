@@ -1,0 +1,199 @@
+"""POST /api/v1/lineage and /batch: single events, arrays, NDJSON, gzip, limits, keys, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import uuid
+
+import pytest
+from fastapi.testclient import TestClient
+
+from headwater.api.app import create_app
+from headwater.config import Settings
+from headwater.store import EventStore
+from tests.factories import facet, run_event
+
+
+def test_one_event_is_stored_and_answered_with_its_event_id(client: TestClient, store: EventStore) -> None:
+    response = client.post("/api/v1/lineage", json=run_event())
+    assert response.status_code == 201
+    event_id = response.json()["eventId"]
+    assert uuid.UUID(event_id).version == 1
+    assert store.get_event(event_id) is not None
+
+
+def test_the_same_event_twice_succeeds_twice_with_one_id_and_one_row(
+    client: TestClient, store: EventStore
+) -> None:
+    event = run_event()
+    first = client.post("/api/v1/lineage", json=event)
+    second = client.post("/api/v1/lineage", json=event)
+    assert first.status_code == 201 and second.status_code == 200
+    assert first.json()["eventId"] == second.json()["eventId"]
+    assert second.json()["duplicate"] is True
+    assert store.count_events(after_time=None, before_time=None) == 1
+
+
+def test_a_bad_event_gets_400_naming_the_field(client: TestClient, store: EventStore) -> None:
+    event = run_event()
+    event["run"]["runId"] = "abc"
+    response = client.post("/api/v1/lineage", json=event)
+    assert response.status_code == 400
+    assert response.json()["message"] == "run.runId: 'abc' is not a UUID"
+    assert store.count_events(after_time=None, before_time=None) == 0
+
+
+def test_facet_warnings_are_returned_and_the_event_stored(client: TestClient, store: EventStore) -> None:
+    event = run_event()
+    event["inputs"][0]["facets"] = {"schema": facet("SchemaDatasetFacet", "1-1-1", fields="oops")}
+    response = client.post("/api/v1/lineage", json=event)
+    assert response.status_code == 201
+    warnings = response.json()["warnings"]
+    assert warnings and warnings[0].startswith("inputs[0].facets.schema: ")
+    stored = store.get_event(response.json()["eventId"])
+    assert stored is not None and stored.untrusted_facets == ("inputs[0].facets.schema",)
+
+
+def test_a_batch_keeps_good_events_when_others_are_bad(client: TestClient, store: EventStore) -> None:
+    bad = run_event()
+    del bad["job"]["name"]
+    batch = [run_event(job="a"), bad, run_event(job="b"), "not an event"]
+    response = client.post("/api/v1/lineage/batch", json=batch)
+    assert response.status_code == 207
+    results = response.json()
+    assert [r["index"] for r in results] == [0, 1, 2, 3]
+    assert [r["status"] for r in results] == [201, 400, 201, 400]
+    assert results[1]["error"] == "job.name: is required"
+    assert "eventId" in results[0] and "eventId" not in results[1]
+    assert store.count_events(after_time=None, before_time=None) == 2
+
+
+def test_an_all_good_batch_is_200_and_an_all_bad_one_400(client: TestClient) -> None:
+    assert client.post("/api/v1/lineage/batch", json=[run_event(), run_event()]).status_code == 200
+    assert client.post("/api/v1/lineage/batch", json=[{}, []]).status_code == 400
+
+
+def test_an_array_posted_to_lineage_is_a_batch(client: TestClient, store: EventStore) -> None:
+    response = client.post("/api/v1/lineage", json=[run_event(), run_event()])
+    assert response.status_code == 200
+    assert len(response.json()) == 2
+    assert store.count_events(after_time=None, before_time=None) == 2
+
+
+def test_ndjson_with_a_malformed_line_stores_the_rest(client: TestClient, store: EventStore) -> None:
+    body = "\n".join([json.dumps(run_event()), "{broken", "", json.dumps(run_event())]) + "\n"
+    response = client.post("/api/v1/lineage/batch", content=body, headers={"content-type": "application/x-ndjson"})
+    assert response.status_code == 207
+    results = response.json()
+    assert [r["status"] for r in results] == [201, 400, 201]
+    assert results[1]["error"].startswith("line 2: malformed JSON")
+    assert store.count_events(after_time=None, before_time=None) == 2
+
+
+def test_gzip_bodies_are_accepted(client: TestClient, store: EventStore) -> None:
+    body = gzip.compress(json.dumps(run_event()).encode())
+    response = client.post(
+        "/api/v1/lineage", content=body,
+        headers={"content-type": "application/json", "content-encoding": "gzip"},
+    )
+    assert response.status_code == 201
+    assert store.get_event(response.json()["eventId"]) is not None
+
+
+def test_broken_gzip_is_400(client: TestClient) -> None:
+    response = client.post(
+        "/api/v1/lineage", content=b"\x1f\x8bnot gzip at all",
+        headers={"content-type": "application/json", "content-encoding": "gzip"},
+    )
+    assert response.status_code == 400
+    assert "gzip" in response.json()["message"]
+
+
+def test_malformed_json_is_400_with_its_position(client: TestClient) -> None:
+    response = client.post("/api/v1/lineage", content=b'{"eventTime": }', headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert "line 1, column 15" in response.json()["message"]
+
+
+@pytest.mark.parametrize("content_type", ["text/html", "application/xml", "application/x-www-form-urlencoded"])
+def test_unsupported_content_types_are_415(client: TestClient, content_type: str) -> None:
+    response = client.post("/api/v1/lineage", content=b"{}", headers={"content-type": content_type})
+    assert response.status_code == 415
+
+
+def test_unsupported_content_encoding_is_415(client: TestClient) -> None:
+    response = client.post(
+        "/api/v1/lineage", content=b"{}", headers={"content-type": "application/json", "content-encoding": "br"}
+    )
+    assert response.status_code == 415
+
+
+def test_bodies_over_the_limit_are_413_even_when_gzipped(store: EventStore, database_url: str) -> None:
+    settings = Settings(database_url=database_url, max_body_bytes=4096)
+    with TestClient(create_app(settings, store)) as small:
+        big = run_event(run_facets={"note": facet("Custom", text="x" * 5000)})
+        assert small.post("/api/v1/lineage", json=big).status_code == 413
+        bomb = gzip.compress(b"[" + b" " * 100_000 + b"]")
+        response = small.post(
+            "/api/v1/lineage", content=bomb,
+            headers={"content-type": "application/json", "content-encoding": "gzip"},
+        )
+        assert response.status_code == 413
+        assert small.post("/api/v1/lineage", json=run_event()).status_code == 201
+
+
+def test_too_many_events_in_one_request_is_413(store: EventStore, database_url: str) -> None:
+    settings = Settings(database_url=database_url, max_batch_events=3)
+    with TestClient(create_app(settings, store)) as small:
+        assert small.post("/api/v1/lineage/batch", json=[run_event() for _ in range(4)]).status_code == 413
+
+
+def test_empty_bodies_are_400(client: TestClient) -> None:
+    assert client.post("/api/v1/lineage", content=b"", headers={"content-type": "application/json"}).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"null", b"42", b'"text"', b"[[]]", b'{"run": {"runId": {"$gt": 1}}}', b"\xff\xfe", b"{" * 5000],
+)
+def test_strange_input_never_causes_a_500(client: TestClient, body: bytes) -> None:
+    response = client.post("/api/v1/lineage", content=body, headers={"content-type": "application/json"})
+    assert 400 <= response.status_code < 500
+
+
+class TestApiKeys:
+    @pytest.fixture
+    def keyed(self, store: EventStore, database_url: str) -> TestClient:
+        settings = Settings(database_url=database_url, write_keys=("w1", "w2"), read_keys=("r1",))
+        with TestClient(create_app(settings, store)) as test_client:
+            yield test_client  # type: ignore[misc]
+
+    def test_writes_need_a_write_key(self, keyed: TestClient) -> None:
+        assert keyed.post("/api/v1/lineage", json=run_event()).status_code == 401
+        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer r1"}).status_code == 403
+        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Basic w1"}).status_code == 401
+        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer w2"}).status_code == 201
+
+    def test_reads_need_a_read_key(self, keyed: TestClient) -> None:
+        event = run_event()
+        keyed.post("/api/v1/lineage", json=event, headers={"Authorization": "Bearer w1"})
+        path = f"/api/atlas/v2/openlineage/runs/{event['run']['runId']}"
+        assert keyed.get(path).status_code == 401
+        assert keyed.get(path, headers={"Authorization": "Bearer w1"}).status_code == 403
+        assert keyed.get(path, headers={"Authorization": "Bearer r1"}).status_code == 200
+        assert keyed.get("/api/v1/events/lineage").status_code == 401
+
+    def test_health_and_docs_stay_open(self, keyed: TestClient) -> None:
+        assert keyed.get("/api/atlas/v2/openlineage/health").status_code == 200
+        assert keyed.get("/openapi.json").status_code == 200
+
+
+def test_openapi_documents_every_route(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for route in ("/api/v1/lineage", "/api/v1/lineage/batch", "/api/atlas/v2/openlineage/runs/{runId}",
+                  "/api/atlas/v2/openlineage/runs/{runId}/events/{eventId}", "/api/atlas/v2/openlineage/health",
+                  "/api/v1/events/lineage"):
+        assert route in paths
+    assert client.get("/docs").status_code == 200

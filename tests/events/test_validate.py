@@ -1,0 +1,223 @@
+"""Every core validation rule: what is accepted, what is rejected, and the path each error names."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+import pytest
+
+from headwater.errors import InvalidEvent
+from headwater.events.validate import validate_event
+from tests.factories import facet, run_event
+
+
+def errors_of(event: Any) -> list[str]:
+    with pytest.raises(InvalidEvent) as caught:
+        validate_event(event)
+    return caught.value.errors
+
+
+def test_a_complete_run_event_is_accepted_with_its_identities() -> None:
+    run_id = str(uuid.uuid4())
+    event = validate_event(run_event(run_id, event_type="COMPLETE", namespace="ns", job="a.b"))
+    assert event.kind == "run"
+    assert event.run_id == run_id
+    assert event.event_type == "COMPLETE"
+    assert (event.job_namespace, event.job_name) == ("ns", "a.b")
+    assert event.root_run_id == run_id
+    assert event.parent_run_id is None
+    assert event.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda e: e.pop("eventTime"), "eventTime: is required"),
+        (lambda e: e.update(eventTime="yesterday"), "eventTime: 'yesterday' is not an ISO 8601"),
+        (lambda e: e.update(eventTime="2024-02-30T00:00:00Z"), "eventTime: '2024-02-30T00:00:00Z' is not a valid"),
+        (lambda e: e.update(eventTime=1714557600), "eventTime: must be a string, got a number"),
+        (lambda e: e["run"].update(runId="abc"), "run.runId: 'abc' is not a UUID"),
+        (lambda e: e["run"].pop("runId"), "run.runId: is required"),
+        (lambda e: e.pop("run"), "run: is required"),
+        (lambda e: e.update(run=[]), "run: must be an object, got an array"),
+        (lambda e: e["job"].pop("namespace"), "job.namespace: is required"),
+        (lambda e: e["job"].pop("name"), "job.name: is required"),
+        (lambda e: e["job"].update(name=7), "job.name: must be a string, got a number"),
+        (lambda e: e.pop("job"), "job: is required"),
+        (lambda e: e.pop("producer"), "producer: is required"),
+        (lambda e: e.update(producer=None), "producer: must be a string, got null"),
+        (lambda e: e.update(eventType="DONE"), "eventType: 'DONE' is not one of"),
+        (lambda e: e.update(eventType="start"), "eventType: 'start' is not one of"),
+        (lambda e: e.update(inputs={"namespace": "a", "name": "b"}), "inputs: must be an array of datasets"),
+        (lambda e: e.update(outputs=["table"]), "outputs[0]: must be a dataset object, got a string"),
+        (lambda e: e["inputs"][0].pop("name"), "inputs[0].name: is required"),
+        (lambda e: e["run"].update(facets=[]), "run.facets: must be an object, got an array"),
+        (lambda e: e["job"].update(facets="x"), "job.facets: must be an object, got a string"),
+        (lambda e: e["outputs"][0].update(facets=None), "outputs[0].facets: must be an object, got null"),
+        (lambda e: e["inputs"][0].update(inputFacets=3), "inputs[0].inputFacets: must be an object"),
+        (lambda e: e["outputs"][0].update(outputFacets=[]), "outputs[0].outputFacets: must be an object"),
+        (lambda e: e.update(schemaURL=5), "schemaURL: must be a string"),
+    ],
+)
+def test_core_violations_are_rejected_naming_the_field(mutate: Any, expected: str) -> None:
+    event = run_event()
+    mutate(event)
+    assert any(error.startswith(expected) for error in errors_of(event)), errors_of(event)
+
+
+def test_every_error_of_an_event_is_reported_at_once() -> None:
+    event = run_event()
+    event["run"]["runId"] = "nope"
+    del event["producer"]
+    del event["job"]["name"]
+    assert len(errors_of(event)) == 3
+
+
+def test_non_objects_are_rejected() -> None:
+    assert errors_of([1, 2]) == ["event: must be a JSON object, got an array"]
+    assert errors_of("x") == ["event: must be a JSON object, got a string"]
+
+
+def test_an_event_with_no_run_job_or_dataset_is_rejected() -> None:
+    assert errors_of({"eventTime": "2024-01-01T00:00:00Z", "producer": "p"})[0].startswith("event: has none")
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [
+        ("2024-05-01T10:00:00Z", "2024-05-01T10:00:00.0000000Z"),
+        ("2024-05-01T10:00:00", "2024-05-01T10:00:00.0000000Z"),  # no offset: UTC, as Marquez
+        ("2024-05-01T12:00:00+02:00", "2024-05-01T10:00:00.0000000Z"),
+        ("2024-05-01T05:30:00.5-04:30", "2024-05-01T10:00:00.5000000Z"),
+        ("2024-05-01T10:00:00.123456789Z", "2024-05-01T10:00:00.1234567Z"),
+        ("2024-05-01 10:00:00.1+0000", "2024-05-01T10:00:00.1000000Z"),
+    ],
+)
+def test_event_times_are_normalized_to_utc(value: str, stored: str) -> None:
+    assert validate_event(run_event(event_time=value)).event_time == stored
+
+
+def test_event_without_schema_url_is_accepted_and_kind_inferred() -> None:
+    run = run_event()
+    del run["schemaURL"]
+    assert validate_event(run).kind == "run"
+    job = {"eventTime": "2024-01-01T00:00:00Z", "producer": "p", "job": {"namespace": "n", "name": "j"}}
+    assert validate_event(job).kind == "job"
+    dataset = {"eventTime": "2024-01-01T00:00:00Z", "producer": "p", "dataset": {"namespace": "n", "name": "d"}}
+    ds = validate_event(dataset)
+    assert (ds.kind, ds.dataset_namespace, ds.dataset_name) == ("dataset", "n", "d")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://openlineage.io/spec/1-0-5/OpenLineage.json#/definitions/RunEvent",
+        "https://openlineage.io/spec/1-0-0/OpenLineage.json#/definitions/RunEvent",
+        "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "https://openlineage.io/spec/2-0-2/OpenLineage.json",
+    ],
+)
+def test_older_schema_urls_are_accepted(url: str) -> None:
+    event = run_event()
+    event["schemaURL"] = url
+    assert validate_event(event).kind == "run"
+
+
+def test_schema_url_fragment_decides_the_kind() -> None:
+    event = {
+        "eventTime": "2024-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+        "job": {"namespace": "n", "name": "j"},
+    }
+    assert validate_event(event).kind == "job"
+    event["run"] = {"runId": str(uuid.uuid4())}
+    assert errors_of(event) == ["run: a JobEvent must not carry a run"]
+    static = {
+        "eventTime": "2024-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+        "dataset": {"namespace": "n", "name": "d"},
+        "job": {"namespace": "n", "name": "j"},
+        "run": {"runId": str(uuid.uuid4())},
+    }
+    assert errors_of(static) == ["event: a DatasetEvent must not carry both job and run"]
+
+
+def test_event_type_is_optional_in_2_0_2() -> None:
+    event = run_event()
+    del event["eventType"]
+    assert validate_event(event).event_type is None
+
+
+def test_uppercase_run_ids_are_normalized() -> None:
+    run_id = str(uuid.uuid4())
+    assert validate_event(run_event(run_id.upper())).run_id == run_id
+
+
+def test_parent_and_root_run_ids_come_from_the_parent_facet() -> None:
+    parent, root = str(uuid.uuid4()), str(uuid.uuid4())
+    event = validate_event(run_event(parent=parent, root=root))
+    assert (event.parent_run_id, event.root_run_id) == (parent, root)
+    only_parent = validate_event(run_event(parent=parent))
+    assert (only_parent.parent_run_id, only_parent.root_run_id) == (parent, parent)
+
+
+def test_a_broken_standard_facet_is_kept_as_a_warning_and_marked_untrusted() -> None:
+    event = run_event()
+    event["inputs"][0]["facets"] = {"schema": facet("SchemaDatasetFacet", "1-1-1", fields="id INT")}
+    validated = validate_event(event)
+    assert validated.untrusted_facets == ("inputs[0].facets.schema",)
+    assert validated.warnings and validated.warnings[0].startswith("inputs[0].facets.schema: ")
+    assert "fields" in validated.warnings[0]
+
+
+def test_a_facet_without_producer_is_a_warning_not_an_error() -> None:
+    event = run_event()
+    event["job"]["facets"] = {"sql": {"query": "select 1"}}
+    validated = validate_event(event)
+    assert any(w.startswith("job.facets.sql: ") for w in validated.warnings)
+
+
+def test_custom_facets_are_kept_as_sent() -> None:
+    event = run_event()
+    event["run"]["facets"]["myCompany"] = {
+        "_producer": "https://example.com",
+        "_schemaURL": "https://example.com/schemas/MyFacet.json",
+        "anything": [1, {"goes": True}],
+    }
+    validated = validate_event(event)
+    assert validated.warnings == ()
+    assert '"anything":[1,{"goes":true}]' in validated.payload
+
+
+def test_same_content_gives_same_id_whatever_the_key_order() -> None:
+    event = run_event()
+    reordered = dict(reversed(list(copy.deepcopy(event).items())))
+    assert validate_event(event).event_id == validate_event(reordered).event_id
+
+
+def test_different_events_in_the_same_millisecond_get_different_ids() -> None:
+    ids = {
+        validate_event(run_event(event_time="2024-05-01T10:00:00.000Z", job=f"job{i}")).event_id
+        for i in range(1000)
+    }
+    assert len(ids) == 1000
+
+
+def test_event_id_is_a_version_1_uuid_carrying_the_event_time() -> None:
+    event = validate_event(run_event(event_time="2024-05-01T10:00:00.1234567Z"))
+    parsed = uuid.UUID(event.event_id)
+    assert parsed.version == 1
+    gregorian_to_unix = 0x01B21DD213814000
+    ticks = parsed.time - gregorian_to_unix
+    assert ticks == 17145576001234567
+
+
+def test_the_payload_keeps_the_raw_bytes_when_given() -> None:
+    raw = b'{"eventTime":"2024-01-01T00:00:00Z",  "producer":"p","job":{"namespace":"n","name":"j"}}'
+    import orjson
+
+    assert validate_event(orjson.loads(raw), raw).payload == raw.decode()

@@ -1,0 +1,126 @@
+"""The event store on both backends: migrations, idempotent appends, reads newest first."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from headwater.events.validate import validate_event
+from headwater.store import EventStore, RunCursor, open_store
+from tests.factories import run_event
+
+RECEIVED = "2024-06-01T00:00:00.0000000Z"
+
+
+def test_migrations_run_once(database_url: str) -> None:
+    store = open_store(database_url, migrate=False)
+    try:
+        assert store.schema_version() == 0
+        assert store.migrate() == [1]
+        assert store.migrate() == []
+        assert store.schema_version() == 1
+    finally:
+        store.close()
+
+
+def test_an_event_sent_twice_is_stored_once(store: EventStore) -> None:
+    event = validate_event(run_event())
+    assert store.append([event], RECEIVED) == [True]
+    assert store.append([event], RECEIVED) == [False]
+    assert store.count_events(after_time=None, before_time=None) == 1
+
+
+def test_duplicates_inside_one_append_are_stored_once(store: EventStore) -> None:
+    one, two = validate_event(run_event(job="a")), validate_event(run_event(job="b"))
+    assert store.append([one, two, one], RECEIVED) == [True, True, False]
+    assert store.count_events(after_time=None, before_time=None) == 2
+
+
+def test_stored_event_keeps_every_column(store: EventStore) -> None:
+    parent = str(uuid.uuid4())
+    event = validate_event(run_event(parent=parent, event_type="COMPLETE"))
+    store.append([event], RECEIVED)
+    stored = store.get_event(event.event_id)
+    assert stored is not None
+    assert stored.seq >= 1
+    assert (stored.kind, stored.run_id, stored.parent_run_id, stored.root_run_id) == (
+        "run", event.run_id, parent, parent,
+    )
+    assert (stored.event_type, stored.event_time, stored.producer) == ("COMPLETE", event.event_time, event.producer)
+    assert (stored.job_namespace, stored.job_name) == ("airflow", "etl.load_orders")
+    assert stored.payload == event.payload
+    assert stored.received_at == RECEIVED
+
+
+def test_seq_grows_with_every_append(store: EventStore) -> None:
+    events = [validate_event(run_event(job=f"j{i}")) for i in range(5)]
+    for event in events:
+        store.append([event], RECEIVED)
+    seqs = [store.get_event(e.event_id).seq for e in events]  # type: ignore[union-attr]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+
+
+def test_run_events_are_newest_first_and_page_by_cursor(store: EventStore) -> None:
+    run_id = str(uuid.uuid4())
+    times = ["2024-01-01T00:00:03Z", "2024-01-01T00:00:01Z", "2024-01-01T00:00:02Z", "2024-01-01T00:00:02Z"]
+    events = [
+        validate_event(run_event(run_id, event_time=t, event_type="RUNNING", job=f"j{i}"))
+        for i, t in enumerate(times)
+    ]
+    store.append(events, RECEIVED)
+    expected = sorted(events, key=lambda e: (e.event_time, e.event_id), reverse=True)
+    first = store.run_events(run_id, include_children=False, limit=2, after=None)
+    assert [e.event_id for e in first] == [e.event_id for e in expected[:2]]
+    cursor = RunCursor(first[-1].event_time, first[-1].event_id)
+    rest = store.run_events(run_id, include_children=False, limit=10, after=cursor)
+    assert [e.event_id for e in rest] == [e.event_id for e in expected[2:]]
+
+
+def test_children_are_included_only_when_asked(store: EventStore) -> None:
+    root, child, grandchild = (str(uuid.uuid4()) for _ in range(3))
+    store.append(
+        [
+            validate_event(run_event(root, event_time="2024-01-01T00:00:00Z")),
+            validate_event(run_event(child, parent=root, event_time="2024-01-01T00:00:01Z")),
+            validate_event(run_event(grandchild, parent=child, root=root, event_time="2024-01-01T00:00:02Z")),
+        ],
+        RECEIVED,
+    )
+    own = store.run_events(root, include_children=False, limit=10, after=None)
+    tree = store.run_events(root, include_children=True, limit=10, after=None)
+    assert [e.run_id for e in own] == [root]
+    assert [e.run_id for e in tree] == [grandchild, child, root]
+    assert store.has_run(child, include_children=False)
+    assert not store.has_run(str(uuid.uuid4()), include_children=True)
+
+
+def test_list_events_filters_by_time_and_sorts(store: EventStore) -> None:
+    events = [validate_event(run_event(event_time=f"2024-01-0{d}T00:00:00Z")) for d in range(1, 6)]
+    store.append(events, RECEIVED)
+    window = store.list_events(
+        after_time="2024-01-02T00:00:00.0000000Z", before_time="2024-01-04T00:00:00.0000000Z",
+        descending=True, limit=10, offset=0,
+    )
+    assert [e.event_time[:10] for e in window] == ["2024-01-04", "2024-01-03", "2024-01-02"]
+    ascending = store.list_events(after_time=None, before_time=None, descending=False, limit=2, offset=1)
+    assert [e.event_time[:10] for e in ascending] == ["2024-01-02", "2024-01-03"]
+
+
+def test_data_survives_reopening(database_url: str) -> None:
+    event = validate_event(run_event())
+    first = open_store(database_url)
+    first.append([event], RECEIVED)
+    first.close()
+    second = open_store(database_url)
+    try:
+        assert second.get_event(event.event_id) is not None
+    finally:
+        second.close()
+
+
+def test_unknown_database_urls_are_refused() -> None:
+    from headwater.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="neither sqlite"):
+        open_store("mysql://localhost/db")

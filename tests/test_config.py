@@ -1,0 +1,50 @@
+"""The settings registry: sources, precedence, parsing, and that every setting is documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headwater.config import SETTINGS, Settings, load_settings
+from headwater.errors import ConfigError
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+
+
+def test_defaults_serve_a_newcomer() -> None:
+    settings = load_settings(environ={}, config_file=None)
+    assert settings == Settings()
+    assert settings.database_url == "sqlite:///.headwater/headwater.db"
+    assert (settings.host, settings.port) == ("127.0.0.1", 8008)
+
+
+def test_environment_overrides_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "headwater.toml"
+    config.write_text('port = 9000\nwrite_keys = ["a", "b"]\n[other]\n')
+    with pytest.raises(ConfigError, match="unknown setting 'other'"):
+        load_settings(environ={}, config_file=config)
+    config.write_text('[headwater]\nport = 9000\nwrite_keys = ["a", "b"]\nmax_body_bytes = "1MiB"\n')
+    settings = load_settings(environ={"HEADWATER_PORT": "9100"}, config_file=config)
+    assert settings.port == 9100
+    assert settings.write_keys == ("a", "b")
+    assert settings.max_body_bytes == 1024**2
+    assert settings.sources["port"] == "HEADWATER_PORT"
+    assert settings.sources["write_keys"] == str(config)
+
+
+def test_values_are_parsed_with_clear_errors() -> None:
+    settings = load_settings(environ={"HEADWATER_READ_KEYS": "x, y,", "HEADWATER_INSECURE": "yes"})
+    assert settings.read_keys == ("x", "y") and settings.insecure is True
+    with pytest.raises(ConfigError, match="HEADWATER_PORT"):
+        load_settings(environ={"HEADWATER_PORT": "eighty"})
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(environ={"HEADWATER_CONFIG": "/nonexistent/headwater.toml"})
+
+
+def test_every_setting_is_documented_with_its_default() -> None:
+    text = DOCS.read_text()
+    for setting in SETTINGS:
+        assert f"`{setting.env}`" in text, f"{setting.env} is missing from docs/configuration.md"
+    documented = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `HEADWATER_")}
+    assert documented == {setting.env for setting in SETTINGS}
