@@ -58,11 +58,26 @@ def _start_throwaway_cluster(workdir: Path) -> tuple[str, subprocess.Popen[bytes
     if os.geteuid() == 0:  # initdb refuses to run as root
         as_user = ["runuser", "-u", "postgres", "--"]
         shutil.chown(workdir, "postgres")
-    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"],
+        check=True,
+        capture_output=True,
+    )
     server = subprocess.Popen(
-        [*as_user, str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(workdir),
-         "-h", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            *as_user,
+            str(bindir / "postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-k",
+            str(workdir),
+            "-h",
+            "127.0.0.1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
     for _ in range(100):
@@ -111,8 +126,10 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
         conn.execute(f'CREATE DATABASE "{name}"')
     info = psycopg.conninfo.conninfo_to_dict(postgres_admin_url)
     info["dbname"] = name
-    yield psycopg.conninfo.make_conninfo(**info) if "=" in postgres_admin_url else (
-        postgres_admin_url.rsplit("/", 1)[0] + "/" + name
+    yield (
+        psycopg.conninfo.make_conninfo(**info)
+        if "=" in postgres_admin_url
+        else (postgres_admin_url.rsplit("/", 1)[0] + "/" + name)
     )
     with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -158,10 +175,22 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "headwater", "serve", "--port", str(self.port), "--database-url",
-             database_url, "--log-level", "warning", *extra],
+            [
+                sys.executable,
+                "-m",
+                "headwater",
+                "serve",
+                "--port",
+                str(self.port),
+                "--database-url",
+                database_url,
+                "--log-level",
+                "warning",
+                *extra,
+            ],
             env={**os.environ, **(env or {})},
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

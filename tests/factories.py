@@ -29,8 +29,9 @@ def run_event(
 ) -> dict[str, Any]:
     facets = dict(run_facets or {})
     if parent is not None:
-        parent_facet = facet("ParentRunFacet", "1-1-0", run={"runId": parent},
-                             job={"namespace": namespace, "name": "parent"})
+        parent_facet = facet(
+            "ParentRunFacet", "1-1-0", run={"runId": parent}, job={"namespace": namespace, "name": "parent"}
+        )
         if root is not None:
             parent_facet["root"] = {"run": {"runId": root}, "job": {"namespace": namespace, "name": "root"}}
         facets["parent"] = parent_facet
@@ -39,10 +40,19 @@ def run_event(
         "eventTime": event_time,
         "run": {"runId": run_id or str(uuid.uuid4()), "facets": facets},
         "job": {"namespace": namespace, "name": job, "facets": {}},
-        "inputs": inputs if inputs is not None else [{"namespace": "postgres://db:5432", "name": "shop.orders"}],
-        "outputs": outputs if outputs is not None else [
-            {"namespace": "s3://lake", "name": "orders_daily", "facets": {
-                "schema": facet("SchemaDatasetFacet", "1-1-1", fields=[{"name": "id", "type": "INT"}])}}
+        "inputs": inputs
+        if inputs is not None
+        else [{"namespace": "postgres://db:5432", "name": "shop.orders"}],
+        "outputs": outputs
+        if outputs is not None
+        else [
+            {
+                "namespace": "s3://lake",
+                "name": "orders_daily",
+                "facets": {
+                    "schema": facet("SchemaDatasetFacet", "1-1-1", fields=[{"name": "id", "type": "INT"}])
+                },
+            }
         ],
         "producer": PRODUCER,
         "schemaURL": SCHEMA,

@@ -34,7 +34,8 @@ def _setup_logging(level: str) -> None:
 
 
 database_option = click.option(
-    "--database-url", help="Store URL (default: HEADWATER_DATABASE_URL, else sqlite:///.headwater/headwater.db)."
+    "--database-url",
+    help="Store URL (default: HEADWATER_DATABASE_URL, else sqlite:///.headwater/headwater.db).",
 )
 
 
@@ -67,7 +68,7 @@ def main(config: str | None) -> None:
 @click.option("--insecure", is_flag=True, default=None, help="Allow a non-loopback address without keys.")
 @click.option("--log-level", help="debug, info, warning or error.")
 @click.pass_context
-def serve(ctx: click.Context, **options: Any) -> None:
+def serve(ctx: click.Context, /, **options: Any) -> None:
     """Run the HTTP server: ingest, run-events API, OpenAPI docs at /docs."""
     options["write_keys"] = tuple(options["write_keys"]) or None
     options["read_keys"] = tuple(options["read_keys"]) or None
@@ -142,7 +143,11 @@ def _files(paths: tuple[str, ...]) -> Iterator[Path]:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def ingest(
-    ctx: click.Context, paths: tuple[str, ...], database_url: str | None, keep_going: bool, batch_size: int,
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    database_url: str | None,
+    keep_going: bool,
+    batch_size: int,
     quiet: bool,
 ) -> None:
     """Replay OpenLineage events from files and folders into the store.

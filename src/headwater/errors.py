@@ -47,6 +47,12 @@ class UnsupportedMediaType(HeadwaterError):
     status = 415
 
 
+class StoreRefused(HeadwaterError):
+    """The store refused to keep this data (not an outage); nothing of the request was stored."""
+
+    status = 422
+
+
 class StoreUnavailable(HeadwaterError):
     """The store cannot be reached or refused a write; nothing was acknowledged."""
 

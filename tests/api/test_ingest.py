@@ -83,7 +83,9 @@ def test_an_array_posted_to_lineage_is_a_batch(client: TestClient, store: EventS
 
 def test_ndjson_with_a_malformed_line_stores_the_rest(client: TestClient, store: EventStore) -> None:
     body = "\n".join([json.dumps(run_event()), "{broken", "", json.dumps(run_event())]) + "\n"
-    response = client.post("/api/v1/lineage/batch", content=body, headers={"content-type": "application/x-ndjson"})
+    response = client.post(
+        "/api/v1/lineage/batch", content=body, headers={"content-type": "application/x-ndjson"}
+    )
     assert response.status_code == 207
     results = response.json()
     assert [r["status"] for r in results] == [201, 400, 201]
@@ -94,7 +96,8 @@ def test_ndjson_with_a_malformed_line_stores_the_rest(client: TestClient, store:
 def test_gzip_bodies_are_accepted(client: TestClient, store: EventStore) -> None:
     body = gzip.compress(json.dumps(run_event()).encode())
     response = client.post(
-        "/api/v1/lineage", content=body,
+        "/api/v1/lineage",
+        content=body,
         headers={"content-type": "application/json", "content-encoding": "gzip"},
     )
     assert response.status_code == 201
@@ -103,7 +106,8 @@ def test_gzip_bodies_are_accepted(client: TestClient, store: EventStore) -> None
 
 def test_broken_gzip_is_400(client: TestClient) -> None:
     response = client.post(
-        "/api/v1/lineage", content=b"\x1f\x8bnot gzip at all",
+        "/api/v1/lineage",
+        content=b"\x1f\x8bnot gzip at all",
         headers={"content-type": "application/json", "content-encoding": "gzip"},
     )
     assert response.status_code == 400
@@ -111,12 +115,16 @@ def test_broken_gzip_is_400(client: TestClient) -> None:
 
 
 def test_malformed_json_is_400_with_its_position(client: TestClient) -> None:
-    response = client.post("/api/v1/lineage", content=b'{"eventTime": }', headers={"content-type": "application/json"})
+    response = client.post(
+        "/api/v1/lineage", content=b'{"eventTime": }', headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400
     assert "line 1, column 15" in response.json()["message"]
 
 
-@pytest.mark.parametrize("content_type", ["text/html", "application/xml", "application/x-www-form-urlencoded"])
+@pytest.mark.parametrize(
+    "content_type", ["text/html", "application/xml", "application/x-www-form-urlencoded"]
+)
 def test_unsupported_content_types_are_415(client: TestClient, content_type: str) -> None:
     response = client.post("/api/v1/lineage", content=b"{}", headers={"content-type": content_type})
     assert response.status_code == 415
@@ -124,7 +132,9 @@ def test_unsupported_content_types_are_415(client: TestClient, content_type: str
 
 def test_unsupported_content_encoding_is_415(client: TestClient) -> None:
     response = client.post(
-        "/api/v1/lineage", content=b"{}", headers={"content-type": "application/json", "content-encoding": "br"}
+        "/api/v1/lineage",
+        content=b"{}",
+        headers={"content-type": "application/json", "content-encoding": "br"},
     )
     assert response.status_code == 415
 
@@ -136,7 +146,8 @@ def test_bodies_over_the_limit_are_413_even_when_gzipped(store: EventStore, data
         assert small.post("/api/v1/lineage", json=big).status_code == 413
         bomb = gzip.compress(b"[" + b" " * 100_000 + b"]")
         response = small.post(
-            "/api/v1/lineage", content=bomb,
+            "/api/v1/lineage",
+            content=bomb,
             headers={"content-type": "application/json", "content-encoding": "gzip"},
         )
         assert response.status_code == 413
@@ -150,7 +161,10 @@ def test_too_many_events_in_one_request_is_413(store: EventStore, database_url: 
 
 
 def test_empty_bodies_are_400(client: TestClient) -> None:
-    assert client.post("/api/v1/lineage", content=b"", headers={"content-type": "application/json"}).status_code == 400
+    assert (
+        client.post("/api/v1/lineage", content=b"", headers={"content-type": "application/json"}).status_code
+        == 400
+    )
 
 
 @pytest.mark.parametrize(
@@ -171,10 +185,28 @@ class TestApiKeys:
 
     def test_writes_need_a_write_key(self, keyed: TestClient) -> None:
         assert keyed.post("/api/v1/lineage", json=run_event()).status_code == 401
-        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer nope"}).status_code == 401
-        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer r1"}).status_code == 403
-        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Basic w1"}).status_code == 401
-        assert keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer w2"}).status_code == 201
+        assert (
+            keyed.post(
+                "/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer nope"}
+            ).status_code
+            == 401
+        )
+        assert (
+            keyed.post(
+                "/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer r1"}
+            ).status_code
+            == 403
+        )
+        assert (
+            keyed.post("/api/v1/lineage", json=run_event(), headers={"Authorization": "Basic w1"}).status_code
+            == 401
+        )
+        assert (
+            keyed.post(
+                "/api/v1/lineage", json=run_event(), headers={"Authorization": "Bearer w2"}
+            ).status_code
+            == 201
+        )
 
     def test_reads_need_a_read_key(self, keyed: TestClient) -> None:
         event = run_event()
@@ -192,8 +224,21 @@ class TestApiKeys:
 
 def test_openapi_documents_every_route(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
-    for route in ("/api/v1/lineage", "/api/v1/lineage/batch", "/api/atlas/v2/openlineage/runs/{runId}",
-                  "/api/atlas/v2/openlineage/runs/{runId}/events/{eventId}", "/api/atlas/v2/openlineage/health",
-                  "/api/v1/events/lineage"):
+    for route in (
+        "/api/v1/lineage",
+        "/api/v1/lineage/batch",
+        "/api/atlas/v2/openlineage/runs/{runId}",
+        "/api/atlas/v2/openlineage/runs/{runId}/events/{eventId}",
+        "/api/atlas/v2/openlineage/health",
+        "/api/v1/events/lineage",
+    ):
         assert route in paths
     assert client.get("/docs").status_code == 200
+
+
+def test_nul_characters_in_names_are_stored_on_every_backend(client: TestClient, store: EventStore) -> None:
+    event = run_event(job="odd\u0000name")
+    response = client.post("/api/v1/lineage", json=event)
+    assert response.status_code == 201
+    stored = store.get_event(response.json()["eventId"])
+    assert stored is not None and "\\u0000" in stored.payload

@@ -40,7 +40,10 @@ def test_a_run_reads_back_newest_first_in_the_atlas_envelope(client: TestClient)
 
 def test_paging_returns_every_event_once(client: TestClient) -> None:
     run_id = str(uuid.uuid4())
-    sent = {post(client, run_event(run_id, event_type="RUNNING", event_time=f"2024-01-01T00:00:{s:02d}Z")) for s in range(7)}
+    sent = {
+        post(client, run_event(run_id, event_type="RUNNING", event_time=f"2024-01-01T00:00:{s:02d}Z"))
+        for s in range(7)
+    }
     seen: list[str] = []
     state = None
     pages = 0
@@ -73,7 +76,9 @@ def test_include_children(client: TestClient) -> None:
         ({"pagingState": "garbage!"}, "pagingState:"),
     ],
 )
-def test_bad_paging_parameters_are_400_in_the_envelope(client: TestClient, params: dict, message: str) -> None:  # type: ignore[type-arg]
+def test_bad_paging_parameters_are_400_in_the_envelope(
+    client: TestClient, params: dict, message: str
+) -> None:  # type: ignore[type-arg]
     run_id = str(uuid.uuid4())
     post(client, run_event(run_id))
     response = client.get(f"{RUNS}/{run_id}", params=params)

@@ -36,7 +36,10 @@ def test_a_complete_run_event_is_accepted_with_its_identities() -> None:
     [
         (lambda e: e.pop("eventTime"), "eventTime: is required"),
         (lambda e: e.update(eventTime="yesterday"), "eventTime: 'yesterday' is not an ISO 8601"),
-        (lambda e: e.update(eventTime="2024-02-30T00:00:00Z"), "eventTime: '2024-02-30T00:00:00Z' is not a valid"),
+        (
+            lambda e: e.update(eventTime="2024-02-30T00:00:00Z"),
+            "eventTime: '2024-02-30T00:00:00Z' is not a valid",
+        ),
         (lambda e: e.update(eventTime=1714557600), "eventTime: must be a string, got a number"),
         (lambda e: e["run"].update(runId="abc"), "run.runId: 'abc' is not a UUID"),
         (lambda e: e["run"].pop("runId"), "run.runId: is required"),
@@ -105,7 +108,11 @@ def test_event_without_schema_url_is_accepted_and_kind_inferred() -> None:
     assert validate_event(run).kind == "run"
     job = {"eventTime": "2024-01-01T00:00:00Z", "producer": "p", "job": {"namespace": "n", "name": "j"}}
     assert validate_event(job).kind == "job"
-    dataset = {"eventTime": "2024-01-01T00:00:00Z", "producer": "p", "dataset": {"namespace": "n", "name": "d"}}
+    dataset = {
+        "eventTime": "2024-01-01T00:00:00Z",
+        "producer": "p",
+        "dataset": {"namespace": "n", "name": "d"},
+    }
     ds = validate_event(dataset)
     assert (ds.kind, ds.dataset_namespace, ds.dataset_name) == ("dataset", "n", "d")
 

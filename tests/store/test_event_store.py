@@ -45,9 +45,16 @@ def test_stored_event_keeps_every_column(store: EventStore) -> None:
     assert stored is not None
     assert stored.seq >= 1
     assert (stored.kind, stored.run_id, stored.parent_run_id, stored.root_run_id) == (
-        "run", event.run_id, parent, parent,
+        "run",
+        event.run_id,
+        parent,
+        parent,
     )
-    assert (stored.event_type, stored.event_time, stored.producer) == ("COMPLETE", event.event_time, event.producer)
+    assert (stored.event_type, stored.event_time, stored.producer) == (
+        "COMPLETE",
+        event.event_time,
+        event.producer,
+    )
     assert (stored.job_namespace, stored.job_name) == ("airflow", "etl.load_orders")
     assert stored.payload == event.payload
     assert stored.received_at == RECEIVED
@@ -99,8 +106,11 @@ def test_list_events_filters_by_time_and_sorts(store: EventStore) -> None:
     events = [validate_event(run_event(event_time=f"2024-01-0{d}T00:00:00Z")) for d in range(1, 6)]
     store.append(events, RECEIVED)
     window = store.list_events(
-        after_time="2024-01-02T00:00:00.0000000Z", before_time="2024-01-04T00:00:00.0000000Z",
-        descending=True, limit=10, offset=0,
+        after_time="2024-01-02T00:00:00.0000000Z",
+        before_time="2024-01-04T00:00:00.0000000Z",
+        descending=True,
+        limit=10,
+        offset=0,
     )
     assert [e.event_time[:10] for e in window] == ["2024-01-04", "2024-01-03", "2024-01-02"]
     ascending = store.list_events(after_time=None, before_time=None, descending=False, limit=2, offset=1)

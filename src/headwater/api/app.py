@@ -21,7 +21,8 @@ from headwater.store import EventStore, open_store
 
 log = logging.getLogger(__name__)
 
-DESCRIPTION = """Headwater receives OpenLineage events, keeps every one durably, and answers lineage questions.
+DESCRIPTION = """Headwater receives OpenLineage events, keeps every one durably, and answers lineage
+questions.
 
 Send events to `POST /api/v1/lineage` (what the OpenLineage HTTP transport calls) and read a run's
 events back from `GET /api/atlas/v2/openlineage/runs/{runId}`."""

@@ -54,10 +54,10 @@ def _envelope(
 @router.get("/runs/{runId}", dependencies=[Depends(require_read)], summary="A run's events, newest first")
 def run_events(
     request: Request,
-    runId: str,  # noqa: N803 - the path parameter as Atlas names it
-    pageSize: str | None = None,  # noqa: N803
-    pagingState: str | None = None,  # noqa: N803
-    includeChildren: bool = False,  # noqa: N803
+    runId: str,
+    pageSize: str | None = None,
+    pagingState: str | None = None,
+    includeChildren: bool = False,
 ) -> JSONResponse:
     """Events of the run newest first (eventTime, then eventId), `pageSize` at a time (default 25,
     at most 1000). Pass back `nextPagingState` as `pagingState` for the next page; it is null on
@@ -75,7 +75,7 @@ def run_events(
 
 
 @router.get("/runs/{runId}/events/{eventId}", dependencies=[Depends(require_read)], summary="One event")
-def run_event(request: Request, runId: str, eventId: str) -> JSONResponse:  # noqa: N803
+def run_event(request: Request, runId: str, eventId: str) -> JSONResponse:
     store: EventStore = request.app.state.store
     try:
         run_id = parse_run_id(runId)

@@ -32,7 +32,7 @@ def list_lineage_events(
     request: Request,
     before: str | None = None,
     after: str | None = None,
-    sortDirection: str | None = None,  # noqa: N803 - Marquez' name
+    sortDirection: str | None = None,
     limit: str | None = None,
     offset: str | None = None,
 ) -> JSONResponse:
@@ -47,7 +47,11 @@ def list_lineage_events(
     size = _int_param("limit", limit, 100, 1, MAX_LIMIT)
     skip = _int_param("offset", offset, 0, 0, 2**62)
     events = store.list_events(
-        after_time=after_time, before_time=before_time, descending=direction == "desc", limit=size, offset=skip
+        after_time=after_time,
+        before_time=before_time,
+        descending=direction == "desc",
+        limit=size,
+        offset=skip,
     )
     total = store.count_events(after_time=after_time, before_time=before_time)
     return JSONResponse({"events": [orjson.Fragment(e.payload) for e in events], "totalCount": total})

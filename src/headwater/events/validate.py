@@ -98,7 +98,10 @@ class _Checker:
         if not isinstance(items, list):
             self.fail(key, f"must be an array of datasets, got {_describe(items)}")
             return
-        extra_key, extra_kind = ("inputFacets", "input") if key == "inputs" else ("outputFacets", "output")
+        extra_kind: FacetKind
+        extra_key, extra_kind = "outputFacets", "output"
+        if key == "inputs":
+            extra_key, extra_kind = "inputFacets", "input"
         for i, item in enumerate(items):
             path = f"{key}[{i}]"
             if not isinstance(item, dict):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from headwater.errors import HeadwaterError, StoreUnavailable
+from headwater.errors import HeadwaterError, StoreRefused, StoreUnavailable
 from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
 from headwater.store.base import EventStore
@@ -79,23 +79,33 @@ class GroupCommitWriter:
                 return
 
     def _commit(self, group: list[_Pending]) -> None:
+        failure = self._try_commit(group)
+        if failure is None:
+            return
+        if len(group) > 1 and not isinstance(failure, StoreUnavailable):
+            # The store refused this data (not an outage): retry each request alone, so one
+            # request it refuses cannot fail the others.
+            for pending in group:
+                self._commit([pending])
+            return
+        for pending in group:
+            pending.future.set_exception(failure)
+
+    def _try_commit(self, group: list[_Pending]) -> HeadwaterError | None:
         events = [event for pending in group for event in pending.events]
         try:
             stored = self.store.append(events, format_ticks(now_ticks()))
         except HeadwaterError as exc:
             log.error("group commit of %d events failed: %s", len(events), exc.message)
-            failure: Exception = exc
+            return exc
         except Exception as exc:
             log.exception("group commit of %d events failed", len(events))
-            failure = StoreUnavailable(f"the store refused the write: {exc}")
-        else:
-            self.commits += 1
-            self.events_committed += len(events)
-            start = 0
-            for pending in group:
-                end = start + len(pending.events)
-                pending.future.set_result(stored[start:end])
-                start = end
-            return
+            return StoreRefused(f"the store refused to keep these events: {exc}")
+        self.commits += 1
+        self.events_committed += len(events)
+        start = 0
         for pending in group:
-            pending.future.set_exception(failure)
+            end = start + len(pending.events)
+            pending.future.set_result(stored[start:end])
+            start = end
+        return None

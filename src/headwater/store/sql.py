@@ -31,30 +31,40 @@ _NEWEST_FIRST = "ORDER BY event_time DESC, event_id DESC"
 
 def _row_to_event(row: Sequence[Any]) -> StoredEvent:
     untrusted = row[15]
-    return StoredEvent(
-        *row[:15],  # type: ignore[arg-type]
-        untrusted_facets=tuple(orjson.loads(untrusted)) if untrusted else (),
-    )
+    values = list(row[:15])
+    values.append(tuple(orjson.loads(untrusted)) if untrusted else ())
+    return StoredEvent(*values)
+
+
+def _text(value: Any) -> Any:
+    # JSON allows "\u0000" in strings; PostgreSQL TEXT does not. The payload keeps it escaped;
+    # only the extracted index columns need cleaning.
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
 def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
-    return (
-        event.event_id,
-        event.kind,
-        event.run_id,
-        event.parent_run_id,
-        event.root_run_id,
-        event.event_type,
-        event.event_time,
-        event.job_namespace,
-        event.job_name,
-        event.dataset_namespace,
-        event.dataset_name,
-        event.producer,
-        received_at,
-        event.payload,
-        orjson.dumps(list(event.untrusted_facets)).decode() if event.untrusted_facets else None,
-        event.content_hash,
+    return tuple(
+        map(
+            _text,
+            (
+                event.event_id,
+                event.kind,
+                event.run_id,
+                event.parent_run_id,
+                event.root_run_id,
+                event.event_type,
+                event.event_time,
+                event.job_namespace,
+                event.job_name,
+                event.dataset_namespace,
+                event.dataset_name,
+                event.producer,
+                received_at,
+                event.payload,
+                orjson.dumps(list(event.untrusted_facets)).decode() if event.untrusted_facets else None,
+                event.content_hash,
+            ),
+        )
     )
 
 
@@ -196,7 +206,9 @@ class SqlEventStore(EventStore):
     ) -> list[StoredEvent]:
         where, params = self._time_range(after_time, before_time)
         order = "DESC" if descending else "ASC"
-        query = f"SELECT {COLUMNS} FROM events{where} ORDER BY event_time {order}, seq {order} LIMIT ? OFFSET ?"
+        query = (
+            f"SELECT {COLUMNS} FROM events{where} ORDER BY event_time {order}, seq {order} LIMIT ? OFFSET ?"
+        )
         with self._reading() as cur:
             cur.execute(self._sql(query), [*params, limit, offset])
             return [_row_to_event(row) for row in cur.fetchall()]

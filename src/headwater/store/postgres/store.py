@@ -33,7 +33,11 @@ class PostgresEventStore(SqlEventStore):
         self._write_lock = threading.Lock()
         self._writer: psycopg.Connection[Any] | None = None
         self._pool = ConnectionPool(
-            self._conninfo, min_size=1, max_size=pool_size, open=False, timeout=10,
+            self._conninfo,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=10,
             kwargs={"autocommit": True},
         )
         try:
