@@ -7,7 +7,7 @@ from headwater.events.times import EventTimeError, format_ticks, parse_event_tim
 
 
 def display_time(stored: str) -> str:
-    """"2024-01-02T03:04:05.1200000Z" → "2024-01-02T03:04:05.12Z": RFC 3339, no needless zeros."""
+    """ "2024-01-02T03:04:05.1200000Z" → "2024-01-02T03:04:05.12Z": RFC 3339, no needless zeros."""
     head, _, fraction = stored.rstrip("Z").partition(".")
     fraction = fraction.rstrip("0")
     if not fraction:
