@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from headwater import __version__
-from headwater.config import SETTINGS, Settings, load_settings
+from headwater.config import SETTINGS, Settings, load_settings, redact_url
 from headwater.errors import HeadwaterError
 
 log = logging.getLogger("headwater")
@@ -74,14 +74,17 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
     options["read_keys"] = tuple(options["read_keys"]) or None
     settings = _settings(ctx, **options)
     _setup_logging(settings.log_level)
-    if not _is_loopback(settings.host) and not (settings.write_keys or settings.read_keys):
-        if not settings.insecure:
+    if not _is_loopback(settings.host):
+        if not settings.write_keys and not settings.insecure:
             raise click.ClickException(
-                f"refusing to listen on {settings.host} without API keys: anyone who can reach it could "
-                "write and read lineage. Set --write-key/--read-key (HEADWATER_WRITE_KEYS, "
-                "HEADWATER_READ_KEYS), or pass --insecure if that is what you want."
+                f"refusing to listen on {settings.host} without write keys: anyone who can reach it could "
+                "write lineage. Set --write-key (HEADWATER_WRITE_KEYS), and --read-key "
+                "(HEADWATER_READ_KEYS) to protect reads too, or pass --insecure if that is what you want."
             )
-        log.warning("listening on %s without API keys (--insecure)", settings.host)
+        if not settings.write_keys:
+            log.warning("listening on %s with open writes (--insecure)", settings.host)
+        if not settings.read_keys:
+            log.warning("listening on %s with open reads: set --read-key to protect them", settings.host)
 
     import uvicorn
 
@@ -94,7 +97,7 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
         raise click.ClickException(exc.message) from None
     app = create_app(settings, store)
     click.echo(
-        f"Headwater {__version__}: store {store.backend} ({settings.database_url})\n"
+        f"Headwater {__version__}: store {store.backend} ({redact_url(settings.database_url)})\n"
         f"Send OpenLineage events to http://{settings.host}:{settings.port}/api/v1/lineage\n"
         f"API docs at http://{settings.host}:{settings.port}/docs",
         err=True,
@@ -139,7 +142,13 @@ def _files(paths: tuple[str, ...]) -> Iterator[Path]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @database_option
 @click.option("--keep-going", is_flag=True, help="Exit 0 even when some events are rejected.")
-@click.option("--batch-size", default=1000, show_default=True, help="Events per durable commit.")
+@click.option(
+    "--batch-size",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Events per durable commit.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def ingest(
@@ -218,5 +227,7 @@ def show_settings(ctx: click.Context) -> None:
         value = getattr(settings, setting.name)
         if setting.name.endswith("_keys"):
             value = f"{len(value)} key(s)"
+        elif setting.name == "database_url":
+            value = redact_url(value)
         source = settings.sources.get(setting.name, "default")
         click.echo(f"{setting.env}={value}  [{source}]\n    {setting.help}")

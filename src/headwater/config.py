@@ -40,6 +40,16 @@ def _size(value: str) -> int:
     return int(text)
 
 
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, fit for logs and banners."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in credentials:
+        return url
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting: its name (the env variable is HEADWATER_ + NAME), default, parser and help."""
