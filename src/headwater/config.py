@@ -91,7 +91,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "insecure",
         False,
-        "Allow listening on a non-loopback address without API keys.",
+        "Allow listening on a non-loopback address without write keys.",
         _bool,
     ),
     Setting("max_body_bytes", 16 * 1024**2, "Largest request body accepted, after gzip (413 beyond).", _size),

@@ -208,6 +208,18 @@ def _ok(_value: object) -> list[_Err] | None:
     return None
 
 
+_MISSING: Any = object()
+
+
+def _simple_type(schema: Any) -> type | None:
+    """The Python type that alone decides ``schema`` (e.g. ``{"type": "string", "format": "uri"}``)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
+        return None
+    if any(k != "type" and not (k == "format" and schema[k] not in _FORMATS) for k in schema):
+        return None
+    return _PY_TYPES.get(schema["type"])
+
+
 def _is_integer(v: object) -> bool:
     if isinstance(v, bool):
         return False
@@ -218,6 +230,14 @@ def _is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+# Types a plain isinstance decides (bool is not an int here: "integer"/"number" need _TYPE_TESTS).
+_PY_TYPES: dict[str, type] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+}
 _TYPE_TESTS: dict[str, Callable[[object], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -345,25 +365,7 @@ class _Compiler:
         body = _sequence(checks)
         if "type" not in schema:
             return body
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        tests = [_TYPE_TESTS[t] for t in types]
-        expected = tuple(types)
-        if len(tests) == 1:
-            test = tests[0]
-
-            def typed(v: object) -> list[_Err] | None:
-                if not test(v):
-                    return [((), "type", expected)]
-                return body(v)
-
-        else:
-
-            def typed(v: object) -> list[_Err] | None:
-                if not any(t(v) for t in tests):
-                    return [((), "type", expected)]
-                return body(v)
-
-        return typed
+        return _typed(schema["type"], body)
 
     @staticmethod
     def _enum(values: list[Any]) -> _Check:
@@ -392,8 +394,13 @@ class _Compiler:
         return const
 
     def _object(self, schema: Any, base: str) -> _Check | None:
-        props = [(k, self._node(s, base)) for k, s in schema.get("properties", {}).items()]
-        props = [(k, c) for k, c in props if c is not _ok]
+        # (key, python type for a bare {"type": T} subschema, else None, compiled subschema)
+        props: list[tuple[str, type | None, _Check]] = []
+        for key, sub in schema.get("properties", {}).items():
+            simple = _simple_type(sub)
+            check = self._node(sub, base)
+            if check is not _ok:
+                props.append((key, simple, check))
         declared = frozenset(schema.get("properties", {}))
         required = tuple(schema.get("required", ()))
         dependent = tuple((k, tuple(deps)) for k, deps in schema.get("dependentRequired", {}).items() if deps)
@@ -411,15 +418,17 @@ class _Compiler:
                     if errs is None:
                         errs = []
                     errs.append(((), "required", key))
-            for key, check in props:
-                if key in v:
-                    found = check(v[key])
-                    if found:
-                        if errs is None:
-                            errs = []
-                        errs.extend(_prefixed(key, found))
-                        if len(errs) >= MAX_ISSUES_PER_FACET:
-                            return errs
+            for key, simple, check in props:
+                value = v.get(key, _MISSING)
+                if value is _MISSING or (simple is not None and isinstance(value, simple)):
+                    continue
+                found = check(value)
+                if found:
+                    if errs is None:
+                        errs = []
+                    errs.extend(_prefixed(key, found))
+                    if len(errs) >= MAX_ISSUES_PER_FACET:
+                        return errs
             for key, deps in dependent:
                 if key in v:
                     for dep in deps:
@@ -550,6 +559,35 @@ class _Compiler:
         return check_alternatives
 
 
+def _typed(type_: str | list[str], body: _Check) -> _Check:
+    """Check the ``type`` keyword first; other keywords run only on a value of the right type."""
+    types = [type_] if isinstance(type_, str) else list(type_)
+    expected = tuple(types)
+    py = _PY_TYPES.get(types[0]) if len(types) == 1 else None
+    if py is not None and body is _ok:
+
+        def type_only(v: object) -> list[_Err] | None:
+            return None if isinstance(v, py) else [((), "type", expected)]
+
+        return type_only
+    if py is not None:
+
+        def typed(v: object) -> list[_Err] | None:
+            if not isinstance(v, py):
+                return [((), "type", expected)]
+            return body(v)
+
+        return typed
+    tests = [_TYPE_TESTS[t] for t in types]
+
+    def typed_any(v: object) -> list[_Err] | None:
+        if not any(test(v) for test in tests):
+            return [((), "type", expected)]
+        return body(v)
+
+    return typed_any
+
+
 def _sequence(checks: list[_Check]) -> _Check:
     if not checks:
         return _ok
@@ -626,30 +664,51 @@ def _validator_for(schema_url: str) -> _Check | None:
 _DELETABLE: frozenset[str] = frozenset({"job", "dataset"})
 
 
+def _base_reasons(facet: dict[str, object], deletable: bool) -> list[str]:
+    reasons: list[str] = []
+    if not isinstance(facet.get("_producer"), str):
+        reasons.append("_producer is not a string" if "_producer" in facet else "missing _producer")
+    if not isinstance(facet.get("_schemaURL"), str):
+        reasons.append("_schemaURL is not a string" if "_schemaURL" in facet else "missing _schemaURL")
+    if deletable and "_deleted" in facet and not isinstance(facet["_deleted"], bool):
+        reasons.append("_deleted is not a boolean")
+    return reasons
+
+
 def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) -> list[FacetIssue]:
-    """Check every facet of one facets container; ``path`` is the container's own path."""
+    """Check every facet of one facets container; ``path`` is the container's own path.
+
+    Returns the issues in container order, at most MAX_ISSUES_PER_FACET per facet; each issue's
+    ``path`` is the facet's path (``path`` + facet name, bracket-quoted unless an identifier).
+    """
     issues: list[FacetIssue] = []
+    deletable = kind in _DELETABLE
     for name, facet in container.items():
-        facet_path = _join(path, name)
         if not isinstance(facet, dict):
-            issues.append(FacetIssue(facet_path, "facet is not an object"))
+            issues.append(FacetIssue(_join(path, name), "facet is not an object"))
             continue
-        reasons: list[str] = []
-        if not isinstance(facet.get("_producer"), str):
-            reasons.append("_producer is not a string" if "_producer" in facet else "missing _producer")
         schema_url = facet.get("_schemaURL")
-        if not isinstance(schema_url, str):
-            reasons.append("_schemaURL is not a string" if "_schemaURL" in facet else "missing _schemaURL")
-        if kind in _DELETABLE and "_deleted" in facet and not isinstance(facet["_deleted"], bool):
-            reasons.append("_deleted is not a boolean")
+        reasons = (
+            _base_reasons(facet, deletable)
+            if not isinstance(facet.get("_producer"), str)
+            or not isinstance(schema_url, str)
+            or (deletable and "_deleted" in facet and not isinstance(facet["_deleted"], bool))
+            else None
+        )
         if isinstance(schema_url, str):
-            check = _validator_for(schema_url)
+            check = _by_url.get(schema_url, _MISSING)
+            if check is _MISSING:
+                check = _validator_for(schema_url)
             if check is not None:
                 errs = check(facet)
                 if errs:
+                    if reasons is None:
+                        reasons = []
                     for err in errs:
                         reason = _message(err)
                         if reason not in reasons:
                             reasons.append(reason)
-        issues.extend(FacetIssue(facet_path, r) for r in reasons[:MAX_ISSUES_PER_FACET])
+        if reasons:
+            facet_path = _join(path, name)
+            issues.extend(FacetIssue(facet_path, r) for r in reasons[:MAX_ISSUES_PER_FACET])
     return issues
