@@ -23,10 +23,11 @@ library with format assertion for ``uuid`` and ``date-time``:
 
 * ``uuid`` -- exactly jsonschema's rule (``uuid.UUID`` parses it and characters 8, 13, 18, 23 are
   ``-``), with a fast path for the canonical 8-4-4-4-12 hex form;
-* ``date-time`` -- RFC 3339 ``date "T" time offset``: the offset (``Z`` or ``+hh:mm``) is required,
-  ``T``/``Z`` may be lower case, fractional seconds of any length, second ``60`` allowed, the day
-  must exist in its month.  This is the rule of ``rfc3339-validator`` (jsonschema's date-time
-  checker), except that a trailing newline is rejected here;
+* ``date-time`` -- RFC 3339 ``date "T" time offset`` as jsonschema decides it with its checker
+  (rfc3339-validator): the offset (``Z`` or ``+hh:mm``) is required, ``T``/``Z`` may be lower case,
+  fractional seconds of any length, the day must exist in its month; no leap second (``:60``) and
+  no year ``0000``.  One deliberate difference: a trailing newline, which that checker lets through,
+  is rejected here;
 * ``uri`` and every other format are annotations only (any string passes);
 * ``integer`` accepts integral floats (``1.0``), booleans are never numbers.
 
@@ -180,7 +181,7 @@ def _is_uuid(value: str) -> bool:
 
 _DATE_TIME = re.compile(
     r"([0-9]{4})-(0[1-9]|1[0-2])-([0-9]{2})[Tt]"
-    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?"
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
     r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 )
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -191,6 +192,8 @@ def _is_date_time(value: str) -> bool:
     if m is None:
         return False
     year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if year == 0:
+        return False
     if month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
         return 1 <= day <= 29
     return 1 <= day <= _DAYS[month - 1]
@@ -311,13 +314,13 @@ class _Compiler:
         self._refs[key] = compiled
         return compiled
 
-    def _discriminator(self, schema: Any, base: str) -> tuple[str, str] | None:
+    def _discriminator(self, schema: Any, base: str, depth: int = 0) -> tuple[str, str] | None:
         """(property, value) if ``schema`` unconditionally pins a property to one string."""
-        if not isinstance(schema, dict):
+        if not isinstance(schema, dict) or depth > 8:
             return None
         if "$ref" in schema:
             url, target = self._resolve(base, schema["$ref"])
-            found = self._discriminator(target, url)
+            found = self._discriminator(target, url, depth + 1)
             if found is not None:
                 return found
         for key, sub in schema.get("properties", {}).items():
@@ -328,7 +331,7 @@ class _Compiler:
                 if isinstance(enum, list) and len(enum) == 1 and isinstance(enum[0], str):
                     return key, enum[0]
         for sub in schema.get("allOf", []):
-            found = self._discriminator(sub, base)
+            found = self._discriminator(sub, base, depth + 1)
             if found is not None:
                 return found
         return None
