@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 # Whole seconds are handled by datetime; the fraction is kept as 100 ns ticks ourselves because
 # datetime stops at microseconds and eventIds order events at 100 ns.
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?"
-    r"(?:([Zz])|([+-])(\d{2}):?(\d{2})?)?"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
+    r"(?:([Zz])|([+-])([0-9]{2})(?::?([0-9]{2}))?)?"
 )
 
 TICKS_PER_SECOND = 10_000_000

@@ -180,7 +180,7 @@ def validate_event(doc: object, raw: bytes | None = None) -> Event:
         if kind == "run":
             raw_type = doc.get("eventType")
             if raw_type is not None or "eventType" in doc:
-                if raw_type in EVENT_TYPES:
+                if isinstance(raw_type, str) and raw_type in EVENT_TYPES:
                     event_type = str(raw_type)
                 else:
                     allowed = "/".join(sorted(EVENT_TYPES))
