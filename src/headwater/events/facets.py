@@ -42,10 +42,12 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, TypeAlias
+
+import orjson
 
 __all__ = ["MAX_ISSUES_PER_FACET", "FacetIssue", "FacetKind", "check_facets"]
 
@@ -678,6 +680,26 @@ def _base_reasons(facet: dict[str, object], deletable: bool) -> list[str]:
     return reasons
 
 
+# Producers send the same facets over and over (a job's schema and column lineage on every run), so
+# verdicts are remembered by the facet's exact bytes: a serialization costs a fraction of a check.
+_VERDICTS_MAX = 20_000
+_verdicts: dict[tuple[str, bytes], Sequence[_Err]] = {}
+
+
+def _cached_check(check: _Check, schema_url: str, facet: dict[str, object]) -> Sequence[_Err]:
+    try:
+        key = (schema_url, orjson.dumps(facet))
+    except TypeError:  # integers beyond 64 bits: check without remembering
+        return check(facet) or ()
+    verdict = _verdicts.get(key)
+    if verdict is None:
+        verdict = tuple(check(facet) or ())
+        if len(_verdicts) >= _VERDICTS_MAX:
+            _verdicts.clear()
+        _verdicts[key] = verdict
+    return verdict
+
+
 def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) -> list[FacetIssue]:
     """Check every facet of one facets container; ``path`` is the container's own path.
 
@@ -703,7 +725,7 @@ def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) ->
             if check is _MISSING:
                 check = _validator_for(schema_url)
             if check is not None:
-                errs = check(facet)
+                errs = _cached_check(check, schema_url, facet)
                 if errs:
                     if reasons is None:
                         reasons = []
