@@ -27,6 +27,7 @@ def _matches(key: str, keys: tuple[str, ...]) -> bool:
     return found
 
 
+# The checks are async only so that FastAPI runs them on the event loop, not in its thread pool.
 def _require(request: Request, allowed: tuple[str, ...], others: tuple[str, ...], action: str) -> None:
     if not allowed:
         return
@@ -40,11 +41,11 @@ def _require(request: Request, allowed: tuple[str, ...], others: tuple[str, ...]
     raise Unauthorized("unknown API key")
 
 
-def require_write(request: Request) -> None:
+async def require_write(request: Request) -> None:
     settings: Settings = request.app.state.settings
     _require(request, settings.write_keys, settings.read_keys, "send events")
 
 
-def require_read(request: Request) -> None:
+async def require_read(request: Request) -> None:
     settings: Settings = request.app.state.settings
     _require(request, settings.read_keys, settings.write_keys, "read")

@@ -12,7 +12,13 @@ from tqdm import tqdm
 from headwater.errors import HeadwaterError
 from headwater.events.decode import Document, documents_from_json, documents_from_ndjson
 from headwater.events.times import format_ticks, now_ticks
-from headwater.ingest.service import DUPLICATE, REJECTED, record_stored, validate_documents
+from headwater.ingest.service import (
+    DUPLICATE,
+    REJECTED,
+    collector_paused,
+    record_stored,
+    validate_documents,
+)
 from headwater.store.base import EventStore
 
 
@@ -46,7 +52,8 @@ def replay_files(
         for path in files:
             summary.files += 1
             try:
-                documents = list(_documents(path))
+                with collector_paused():
+                    documents = list(_documents(path))
             except (OSError, HeadwaterError) as exc:
                 message = exc.message if isinstance(exc, HeadwaterError) else str(exc)
                 summary.rejected += 1
@@ -54,7 +61,8 @@ def replay_files(
                 bar.update(path.stat().st_size)
                 continue
             for start in range(0, len(documents), batch_size):
-                validated = validate_documents(documents[start : start + batch_size])
+                with collector_paused():
+                    validated = validate_documents(documents[start : start + batch_size])
                 stored = store.append(validated.events, format_ticks(now_ticks()))
                 for outcome in record_stored(validated, stored):
                     if outcome.status == REJECTED:

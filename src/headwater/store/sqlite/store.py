@@ -3,6 +3,8 @@ connection per thread."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -41,6 +43,9 @@ class SqliteEventStore(SqlEventStore):
         self._connections_lock = threading.Lock()
         self._writer = self._connect()
         self._writer.execute("PRAGMA journal_mode=WAL")
+        # Writers in other processes (`serve --workers N`, `ingest` beside `serve`) queue on this
+        # lock: SQLite's own busy handler would make them sleep in steps of up to 100 ms.
+        self._lock_fd = os.open(f"{self.path}.write-lock", os.O_RDWR | os.O_CREAT, 0o644)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -76,7 +81,7 @@ class SqliteEventStore(SqlEventStore):
 
     @contextmanager
     def _writing(self) -> Iterator[Any]:
-        with self._write_lock:
+        with self._write_lock, self._process_lock():
             cur = self._writer.cursor()
             try:
                 cur.execute("BEGIN IMMEDIATE")
@@ -94,6 +99,14 @@ class SqliteEventStore(SqlEventStore):
             finally:
                 cur.close()
 
+    @contextmanager
+    def _process_lock(self) -> Iterator[None]:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
     def _run_script(self, cursor: Any, script: str) -> None:
         # executescript would COMMIT the open transaction; run the statements one by one instead.
         for statement in _statements(script):
@@ -104,6 +117,9 @@ class SqliteEventStore(SqlEventStore):
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
 
 
 def _statements(script: str) -> Iterator[str]:
