@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from headwater.config import SETTINGS, Settings, load_settings
+from headwater.config import SETTINGS, Settings, load_settings, redact_options
 from headwater.errors import ConfigError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
@@ -48,3 +48,30 @@ def test_every_setting_is_documented_with_its_default() -> None:
         assert f"`{setting.env}`" in text, f"{setting.env} is missing from docs/configuration.md"
     documented = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `HEADWATER_")}
     assert documented == {setting.env for setting in SETTINGS}
+
+
+def test_kafka_settings_and_librdkafka_options(tmp_path: Path) -> None:
+    settings = load_settings(
+        environ={
+            "HEADWATER_KAFKA_TOPICS": "a, b",
+            "HEADWATER_KAFKA_POLL_TIMEOUT": "0.25",
+            "HEADWATER_KAFKA_OPTIONS": "security.protocol=SASL_SSL, sasl.password=p=q,",
+        }
+    )
+    assert settings.kafka_topics == ("a", "b") and settings.kafka_poll_timeout == 0.25
+    assert dict(settings.kafka_options) == {"security.protocol": "SASL_SSL", "sasl.password": "p=q"}
+    assert "p=q" not in repr(settings)
+    assert redact_options(settings.kafka_options) == "sasl.password=***,security.protocol=SASL_SSL"
+    with pytest.raises(ConfigError, match="HEADWATER_KAFKA_OPTIONS: 'oops' is not key=value"):
+        load_settings(environ={"HEADWATER_KAFKA_OPTIONS": "oops"})
+    config = tmp_path / "headwater.toml"
+    config.write_text(
+        'kafka_topics = ["t"]\nkafka_poll_timeout = 1\n'
+        '[kafka_options]\n"session.timeout.ms" = 6000\n"enable.ssl.certificate.verification" = false\n'
+    )
+    from_file = load_settings(environ={}, config_file=config)
+    assert from_file.kafka_topics == ("t",) and from_file.kafka_poll_timeout == 1.0
+    assert dict(from_file.kafka_options) == {
+        "session.timeout.ms": "6000",
+        "enable.ssl.certificate.verification": "false",
+    }

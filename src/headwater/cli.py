@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import click
 
 from headwater import __version__
-from headwater.config import SETTINGS, Settings, load_settings, redact_url
+from headwater.config import SETTINGS, Settings, load_settings, redact_options, redact_url, to_environment
 from headwater.errors import HeadwaterError
 
 log = logging.getLogger("headwater")
@@ -53,6 +54,7 @@ def main(config: str | None) -> None:
     Start it:               headwater serve
     Send it events:         POST http://127.0.0.1:8008/api/v1/lineage (the OpenLineage HTTP transport)
     Replay event files:     headwater ingest events.ndjson more/
+    Consume from Kafka:     headwater consume (or HEADWATER_KAFKA_ENABLED=true headwater serve)
     Read a run's events:    GET /api/atlas/v2/openlineage/runs/{runId}
     See every setting:      headwater settings
     """
@@ -67,6 +69,7 @@ def main(config: str | None) -> None:
 @click.option("--max-body-bytes", type=int, help="Largest request body accepted (default 16 MiB).")
 @click.option("--insecure", is_flag=True, default=None, help="Allow a non-loopback address without keys.")
 @click.option("--log-level", help="debug, info, warning or error.")
+@click.option("--workers", type=click.IntRange(min=1), help="HTTP server processes (default 1).")
 @click.pass_context
 def serve(ctx: click.Context, /, **options: Any) -> None:
     """Run the HTTP server: ingest, run-events API, OpenAPI docs at /docs."""
@@ -92,19 +95,34 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
     from headwater.store import open_store
 
     try:
-        store = open_store(settings.database_url)
+        store = open_store(settings.database_url)  # migrations run here, once, before any worker
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
-    app = create_app(settings, store)
+    app: Any
+    if settings.workers > 1:
+        # Worker processes rebuild the same settings from the environment.
+        os.environ.update(to_environment(settings))
+        os.environ.pop("HEADWATER_CONFIG", None)
+        app = "headwater.api.app:create_app_from_environment"
+    else:
+        app = create_app(settings, store)
     click.echo(
         f"Headwater {__version__}: store {store.backend} ({redact_url(settings.database_url)})\n"
         f"Send OpenLineage events to http://{settings.host}:{settings.port}/api/v1/lineage\n"
-        f"API docs at http://{settings.host}:{settings.port}/docs",
+        f"API docs at http://{settings.host}:{settings.port}/docs"
+        + (
+            f"\nConsuming Kafka topics {', '.join(settings.kafka_topics)} from "
+            f"{settings.kafka_bootstrap_servers}"
+            if settings.kafka_enabled
+            else ""
+        ),
         err=True,
     )
     try:
         uvicorn.run(
             app,
+            factory=settings.workers > 1,
+            workers=settings.workers,
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level.lower(),
@@ -192,6 +210,208 @@ def ingest(
         sys.exit(1)
 
 
+@main.command()
+@database_option
+@click.option("--bootstrap-servers", "kafka_bootstrap_servers", help="Kafka brokers, host:port,…")
+@click.option("--topic", "kafka_topics", multiple=True, help="Topic to consume (repeatable).")
+@click.option("--group-id", "kafka_group_id", help="Consumer group (default headwater).")
+@click.option("--metrics-port", type=int, help="Serve GET /metrics (Prometheus) on HEADWATER_HOST:PORT.")
+@click.option(
+    "--processes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Consumers of the group to run, a process each (one core each); they share the partitions.",
+)
+@click.option("--log-level", help="debug, info, warning or error.")
+@click.pass_context
+def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **options: Any) -> None:
+    """Consume OpenLineage events from Kafka into the store, until SIGINT or SIGTERM.
+
+    What `serve` does too when HEADWATER_KAFKA_ENABLED is true; run it alone to scale the consumer
+    apart from the HTTP server (consumers of one group share the partitions). Offsets are
+    committed once the events are durable; bad messages go to the dead letters (`headwater errors`).
+    """
+    from headwater.ingest.kafka import KafkaIngester, check_settings
+    from headwater.ingest.kafka_processes import consume_in_processes
+    from headwater.store import open_store
+
+    options["kafka_topics"] = tuple(options["kafka_topics"]) or None
+    settings = _settings(ctx, **options)
+    _setup_logging(settings.log_level)
+    try:
+        check_settings(settings)
+        store = open_store(settings.database_url)  # migrated once, before the processes share it
+        backend = store.backend
+        store.close()
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(
+        f"Headwater {__version__}: consuming {', '.join(settings.kafka_topics)} from "
+        f"{settings.kafka_bootstrap_servers} (group {settings.kafka_group_id}, {processes} process(es)) "
+        f"into {backend} ({redact_url(settings.database_url)})",
+        err=True,
+    )
+
+    def report(ingester: KafkaIngester) -> None:
+        t = ingester.totals
+        click.echo(
+            f"{t.consumed} message(s) consumed: {t.stored} stored, {t.duplicates} already stored, "
+            f"{t.dead_letters} dead-lettered.",
+            err=True,
+        )
+
+    def started() -> None:
+        if metrics_port is not None:
+            _serve_metrics(settings.host, metrics_port)
+
+    if consume_in_processes(settings, processes, report, started=started):
+        sys.exit(1)
+
+
+def _serve_metrics(host: str, port: int) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from headwater.api.metrics_routes import PROMETHEUS_TEXT
+    from headwater.ingest.metrics import REGISTRY
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            found = self.path.split("?", 1)[0] == "/metrics"
+            body = REGISTRY.render().encode() if found else b"not found: try /metrics\n"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", PROMETHEUS_TEXT)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    threading.Thread(target=server.serve_forever, name="headwater-metrics", daemon=True).start()
+
+
+@main.command("errors")
+@database_option
+@click.option("--topic", help="Only this topic's dead letters.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1), help="How many.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line, with the whole value.")
+@click.pass_context
+def errors(
+    ctx: click.Context, database_url: str | None, topic: str | None, limit: int, as_json: bool
+) -> None:
+    """List dead letters, newest first: Kafka messages that were empty, too large, not JSON or not
+    a valid event, with their topic, partition, offset, key, error and value."""
+    import orjson
+
+    from headwater.ingest.dead_letters import dead_letter_json
+    from headwater.store import open_store
+
+    settings = _settings(ctx, database_url=database_url)
+    try:
+        store = open_store(settings.database_url)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    try:
+        letters = store.dead_letters(topic=topic, limit=limit, before_id=None)
+        total = store.count_dead_letters(topic=topic)
+    finally:
+        store.close()
+    for letter in letters:
+        if as_json:
+            click.echo(orjson.dumps(dead_letter_json(letter)).decode())
+            continue
+        key = letter.key.decode(errors="replace") if letter.key is not None else "-"
+        value = (letter.value or b"").decode(errors="replace").replace("\n", " ")
+        preview = value if len(value) <= 120 else value[:120] + "…"
+        click.echo(
+            f"#{letter.id} {letter.received_at} {letter.topic}[{letter.partition}]@{letter.offset} "
+            f"key={key}\n    error: {letter.error}\n    value ({len(letter.value or b'')} bytes): {preview}"
+        )
+    if not as_json:
+        click.echo(f"{len(letters)} of {total} dead letter(s) shown.")
+
+
+@main.command()
+@database_option
+@click.option("--url", help="A running Headwater to read ingest counters from (default http://HOST:PORT).")
+@click.pass_context
+def status(ctx: click.Context, database_url: str | None, url: str | None) -> None:
+    """The store's counts, the Kafka consumer group's lag per partition (asked of the brokers), and
+    a running server's ingest counters (from its /metrics)."""
+    import httpx
+
+    from headwater.ingest.metrics import parse_samples
+    from headwater.store import open_store
+
+    settings = _settings(ctx, database_url=database_url)
+    try:
+        store = open_store(settings.database_url)
+        try:
+            events = store.count_events(after_time=None, before_time=None)
+            letters = store.count_dead_letters(topic=None)
+        finally:
+            store.close()
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(f"store {redact_url(settings.database_url)}: {events} event(s), {letters} dead letter(s)")
+
+    if settings.kafka_enabled or "kafka_bootstrap_servers" in settings.sources:
+        _echo_group_lag(settings)
+    else:
+        click.echo("kafka: not configured (HEADWATER_KAFKA_ENABLED, HEADWATER_KAFKA_BOOTSTRAP_SERVERS)")
+
+    url = url or f"http://{settings.host}:{settings.port}"
+    try:
+        response = httpx.get(f"{url.rstrip('/')}/metrics", timeout=3)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        click.echo(f"server {url}: no metrics ({exc})")
+        return
+    totals: dict[str, float] = {}
+    for name, labels, value in parse_samples(response.text):
+        if name == "headwater_ingest_events_total":
+            totals[f"{labels['source']} {labels['outcome']}"] = value
+        elif name in ("headwater_kafka_messages_consumed_total", "headwater_kafka_dead_letters_total"):
+            short = name.removeprefix("headwater_kafka_").removesuffix("_total").replace("_", " ")
+            totals[f"kafka {short}"] = totals.get(f"kafka {short}", 0) + value
+        elif name == "headwater_http_ingest_requests_total":
+            totals[f"http requests {labels['status']}"] = value
+        elif name == "headwater_http_ingest_seconds_sum":
+            totals["http seconds"] = value
+        elif name == "headwater_http_ingest_seconds_count":
+            totals["http timed"] = value
+    timed = totals.pop("http timed", 0)
+    seconds = totals.pop("http seconds", 0)
+    click.echo(f"server {url}:")
+    for label, value in sorted(totals.items()):
+        click.echo(f"  {label}: {int(value)}")
+    if timed:
+        click.echo(f"  http mean latency: {seconds / timed * 1000:.1f} ms")
+
+
+def _echo_group_lag(settings: Settings) -> None:
+    from confluent_kafka import KafkaException
+
+    from headwater.ingest.kafka import group_lag
+
+    try:
+        lags = group_lag(settings, timeout=5)
+    except (KafkaException, HeadwaterError) as exc:
+        click.echo(f"kafka {settings.kafka_bootstrap_servers}: cannot read the group's offsets ({exc})")
+        return
+    total = sum(lag.lag for lag in lags)
+    click.echo(
+        f"kafka {settings.kafka_bootstrap_servers}, group {settings.kafka_group_id}: "
+        f"lag {total} on {len(lags)} partition(s)"
+    )
+    for lag in lags:
+        committed = "-" if lag.committed is None else str(lag.committed)
+        click.echo(f"  {lag.topic}[{lag.partition}] committed {committed}, end {lag.high}: lag {lag.lag}")
+
+
 @main.group()
 def db() -> None:
     """Manage the store's database."""
@@ -229,5 +449,7 @@ def show_settings(ctx: click.Context) -> None:
             value = f"{len(value)} key(s)"
         elif setting.name == "database_url":
             value = redact_url(value)
+        elif setting.name == "kafka_options":
+            value = redact_options(value)
         source = settings.sources.get(setting.name, "default")
         click.echo(f"{setting.env}={value}  [{source}]\n    {setting.help}")

@@ -40,6 +40,38 @@ def _size(value: str) -> int:
     return int(text)
 
 
+def _options(value: str) -> tuple[tuple[str, str], ...]:
+    """`key=value,key=value` (librdkafka options) into sorted pairs; a value may hold `=`."""
+    pairs: dict[str, str] = {}
+    for item in value.split(","):
+        if not item.strip():
+            continue
+        key, sep, option = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{item.strip()!r} is not key=value")
+        pairs[key.strip()] = option.strip()
+    return tuple(sorted(pairs.items()))
+
+
+def _option_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    raise ValueError(f"option value {value!r} is not a string, number or boolean")
+
+
+_SECRET_OPTION_PARTS = ("password", "secret", "jaas", "key.pem", "token")
+
+
+def redact_options(options: tuple[tuple[str, str], ...]) -> str:
+    """librdkafka options as `key=value,…` with passwords and secrets replaced, fit for logs."""
+    return ",".join(
+        f"{key}={'***' if any(part in key for part in _SECRET_OPTION_PARTS) else value}"
+        for key, value in options
+    )
+
+
 def redact_url(url: str) -> str:
     """The URL with any password replaced, fit for logs and banners."""
     scheme, sep, rest = url.partition("://")
@@ -103,6 +135,59 @@ SETTINGS: tuple[Setting, ...] = (
         int,
     ),
     Setting("log_level", "info", "Logging level: debug, info, warning, error."),
+    Setting(
+        "workers",
+        1,
+        "HTTP server processes. Ingest is CPU-bound Python: 2 on a 2-core machine roughly doubles it; "
+        "each process has its own group-commit writer (and Kafka consumer when enabled).",
+        int,
+    ),
+    Setting(
+        "kafka_enabled",
+        False,
+        "Consume OpenLineage events from Kafka inside `headwater serve` (`headwater consume` runs "
+        "the consumer alone whatever this says).",
+        _bool,
+    ),
+    Setting("kafka_bootstrap_servers", "localhost:9092", "Comma-separated Kafka brokers, host:port."),
+    Setting("kafka_topics", ("openlineage.events",), "Comma-separated topics to consume.", _keys),
+    Setting(
+        "kafka_group_id",
+        "headwater",
+        "Consumer group: consumers of one group share the partitions and its committed offsets.",
+    ),
+    Setting(
+        "kafka_batch_size",
+        2_000,
+        "Most messages consumed, stored in one durable commit and acknowledged together.",
+        int,
+    ),
+    Setting(
+        "kafka_poll_timeout",
+        0.5,
+        "Seconds the consumer waits for a batch to fill before storing what has come.",
+        float,
+    ),
+    Setting(
+        "kafka_max_message_bytes",
+        1024**2,
+        "Largest message value accepted from Kafka; a larger one is dead-lettered.",
+        _size,
+    ),
+    Setting(
+        "kafka_error_topic",
+        False,
+        "Also produce every dead-lettered message to `<topic>.errors` (the table keeps them anyway).",
+        _bool,
+    ),
+    Setting(
+        "kafka_options",
+        (),
+        "librdkafka options for the consumer (and error-topic producer), e.g. "
+        "`security.protocol=SASL_SSL,sasl.mechanism=PLAIN,sasl.username=u,sasl.password=p`; "
+        "in the TOML file a `[kafka_options]` table.",
+        _options,
+    ),
 )
 _BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -121,6 +206,16 @@ class Settings:
     max_batch_events: int = 50_000
     commit_batch_events: int = 2_000
     log_level: str = "info"
+    workers: int = 1
+    kafka_enabled: bool = False
+    kafka_bootstrap_servers: str = "localhost:9092"
+    kafka_topics: tuple[str, ...] = ("openlineage.events",)
+    kafka_group_id: str = "headwater"
+    kafka_batch_size: int = 2_000
+    kafka_poll_timeout: float = 0.5
+    kafka_max_message_bytes: int = 1024**2
+    kafka_error_topic: bool = False
+    kafka_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def override(self, **values: Any) -> Settings:
@@ -130,6 +225,21 @@ class Settings:
         if unknown:
             raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
         return replace(self, **given)
+
+
+def to_environment(settings: Settings) -> dict[str, str]:
+    """Every setting as the `HEADWATER_*` variable that reproduces it (for worker processes)."""
+    environ: dict[str, str] = {}
+    for setting in SETTINGS:
+        value = getattr(settings, setting.name)
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, tuple):
+            text = ",".join(item if isinstance(item, str) else "=".join(item) for item in value)
+        else:
+            text = str(value)
+        environ[setting.env] = text
+    return environ
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
@@ -142,6 +252,10 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
             return value
         if setting.parse is _bool and isinstance(value, bool):
             return value
+        if setting.parse is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if setting.parse is _options and isinstance(value, dict):
+            return tuple(sorted((str(k), _option_value(v)) for k, v in value.items()))
         raise ValueError(f"unexpected {type(value).__name__}")
     except ValueError as exc:
         raise ConfigError(f"{setting.name} from {origin}: {exc}") from None

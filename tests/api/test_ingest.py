@@ -242,3 +242,21 @@ def test_nul_characters_in_names_are_stored_on_every_backend(client: TestClient,
     assert response.status_code == 201
     stored = store.get_event(response.json()["eventId"])
     assert stored is not None and "\\u0000" in stored.payload
+
+
+def test_several_worker_processes_share_one_store(database_url: str) -> None:
+    import httpx
+
+    from tests.conftest import LiveServer
+
+    server = LiveServer(database_url, "--workers", "2")
+    try:
+        run_id = str(uuid.uuid4())
+        with httpx.Client(base_url=server.url) as http:
+            for second in range(20):
+                event = run_event(run_id, event_type="RUNNING", event_time=f"2024-01-01T00:00:{second:02d}Z")
+                assert http.post("/api/v1/lineage", json=event).status_code == 201
+            body = http.get(f"/api/atlas/v2/openlineage/runs/{run_id}", params={"pageSize": 50}).json()
+        assert body["eventCount"] == 20
+    finally:
+        server.stop()

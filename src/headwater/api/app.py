@@ -12,9 +12,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import RedirectResponse, Response
 
 from headwater import __version__
-from headwater.api import atlas_routes, events_routes, ingest_routes
+from headwater.api import atlas_routes, events_routes, ingest_errors_routes, ingest_routes, metrics_routes
 from headwater.api.responses import JSONResponse, error_response
-from headwater.config import Settings
+from headwater.config import Settings, load_settings
 from headwater.errors import HeadwaterError
 from headwater.ingest.writer import GroupCommitWriter
 from headwater.store import EventStore, open_store
@@ -36,9 +36,17 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         own_store = store is None
         app.state.store = store if store is not None else open_store(settings.database_url)
         app.state.writer = GroupCommitWriter(app.state.store, settings.commit_batch_events)
+        app.state.kafka = None
+        if settings.kafka_enabled:
+            from headwater.ingest.kafka import KafkaIngester
+
+            app.state.kafka = KafkaIngester(settings, app.state.store, writer=app.state.writer)
+            app.state.kafka.start()
         try:
             yield
         finally:
+            if app.state.kafka is not None:
+                app.state.kafka.stop()
             app.state.writer.close()
             if own_store:
                 app.state.store.close()
@@ -54,6 +62,9 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(ingest_routes.router)
     app.include_router(atlas_routes.router)
     app.include_router(events_routes.router)
+    app.include_router(ingest_errors_routes.router)
+    app.include_router(metrics_routes.router)
+    app.add_middleware(metrics_routes.IngestMetricsMiddleware)
 
     @app.exception_handler(HeadwaterError)
     async def headwater_error(request: Request, exc: HeadwaterError) -> Response:
@@ -84,3 +95,8 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         return RedirectResponse("/docs")
 
     return app
+
+
+def create_app_from_environment() -> FastAPI:
+    """The app of one worker process, configured by the `HEADWATER_*` variables `serve` set."""
+    return create_app(load_settings())

@@ -10,8 +10,9 @@ from headwater.api.auth import require_write
 from headwater.api.responses import JSONResponse, error_response
 from headwater.config import Settings
 from headwater.errors import PayloadTooLarge
+from headwater.ingest import metrics
 from headwater.ingest.bodies import read_documents
-from headwater.ingest.service import Outcome, record_stored, validate_documents
+from headwater.ingest.service import Outcome, collector_paused, record_stored, validate_documents
 from headwater.ingest.writer import GroupCommitWriter
 
 router = APIRouter(tags=["ingest"], dependencies=[Depends(require_write)])
@@ -43,19 +44,22 @@ async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
     settings: Settings = request.app.state.settings
     writer: GroupCommitWriter = request.app.state.writer
     body = await _read_body(request, settings.max_body_bytes)
-    documents, is_batch = read_documents(
-        body,
-        request.headers.get("content-type"),
-        request.headers.get("content-encoding"),
-        settings.max_body_bytes,
-    )
-    if len(documents) > settings.max_batch_events:
-        raise PayloadTooLarge(
-            f"{len(documents)} events in one request; the limit is {settings.max_batch_events}"
+    with collector_paused():
+        documents, is_batch = read_documents(
+            body,
+            request.headers.get("content-type"),
+            request.headers.get("content-encoding"),
+            settings.max_body_bytes,
         )
-    validated = validate_documents(documents)
+        if len(documents) > settings.max_batch_events:
+            raise PayloadTooLarge(
+                f"{len(documents)} events in one request; the limit is {settings.max_batch_events}"
+            )
+        validated = validate_documents(documents)
     stored = await writer.append(validated.events)
-    return record_stored(validated, stored), is_batch
+    outcomes = record_stored(validated, stored)
+    metrics.count_outcomes("http", outcomes)
+    return outcomes, is_batch
 
 
 def _batch_response(outcomes: list[Outcome]) -> JSONResponse:

@@ -39,6 +39,20 @@ class RunCursor:
     event_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A Kafka message that could not become an event, kept with where it came from and why."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    error: str
+    received_at: str
+    id: int | None = None  # assigned by the store
+
+
 class EventStore(ABC):
     """The event store: append-only, idempotent by eventId, durable when `append` returns."""
 
@@ -81,6 +95,19 @@ class EventStore(ABC):
     @abstractmethod
     def count_events(self, *, after_time: str | None, before_time: str | None) -> int:
         """How many events list_events would page through."""
+
+    @abstractmethod
+    def add_dead_letters(self, letters: Sequence[DeadLetter]) -> int:
+        """Keep the dead letters in one durable transaction; one already kept (same topic, partition
+        and offset) is skipped. Returns how many were new."""
+
+    @abstractmethod
+    def dead_letters(self, *, topic: str | None, limit: int, before_id: int | None) -> list[DeadLetter]:
+        """Dead letters, newest first, of one topic or all, with an id below before_id."""
+
+    @abstractmethod
+    def count_dead_letters(self, *, topic: str | None) -> int:
+        """How many dead letters are kept, of one topic or all."""
 
     @abstractmethod
     def ping(self) -> None:

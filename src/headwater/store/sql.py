@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from headwater.events.model import Event
-from headwater.store.base import EventStore, RunCursor, StoredEvent
+from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ _INSERT = (
     "ON CONFLICT (event_id) DO NOTHING"
 )
 _EXISTING_CHUNK = 500
+_DEAD_LETTER_COLUMNS = "topic, partition_no, msg_offset, msg_key, msg_value, error, received_at"
 _NEWEST_FIRST = "ORDER BY event_time DESC, event_id DESC"
 
 
@@ -217,6 +218,66 @@ class SqlEventStore(EventStore):
         where, params = self._time_range(after_time, before_time)
         with self._reading() as cur:
             cur.execute(self._sql(f"SELECT COUNT(*) FROM events{where}"), params)
+            row = cur.fetchone()
+        return int(row[0]) if row else 0
+
+    def add_dead_letters(self, letters: Sequence[DeadLetter]) -> int:
+        if not letters:
+            return 0
+        query = (
+            f"INSERT INTO dead_letters ({_DEAD_LETTER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (topic, partition_no, msg_offset) DO NOTHING"
+        )
+        added = 0
+        with self._writing() as cur:
+            for letter in letters:  # one by one: executemany's rowcount differs between drivers
+                cur.execute(
+                    self._sql(query),
+                    (
+                        _text(letter.topic),
+                        letter.partition,
+                        letter.offset,
+                        letter.key,
+                        letter.value,
+                        _text(letter.error),
+                        letter.received_at,
+                    ),
+                )
+                added += max(cur.rowcount, 0)
+        return added
+
+    def dead_letters(self, *, topic: str | None, limit: int, before_id: int | None) -> list[DeadLetter]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if topic is not None:
+            clauses.append("topic = ?")
+            params.append(topic)
+        if before_id is not None:
+            clauses.append("id < ?")
+            params.append(before_id)
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        query = f"SELECT {_DEAD_LETTER_COLUMNS}, id FROM dead_letters{where} ORDER BY id DESC LIMIT ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), [*params, limit])
+            rows = cur.fetchall()
+        return [
+            DeadLetter(
+                str(row[0]),
+                int(row[1]),
+                int(row[2]),
+                bytes(row[3]) if row[3] is not None else None,
+                bytes(row[4]) if row[4] is not None else None,
+                str(row[5]),
+                str(row[6]),
+                int(row[7]),
+            )
+            for row in rows
+        ]
+
+    def count_dead_letters(self, *, topic: str | None) -> int:
+        where, params = (" WHERE topic = ?", [topic]) if topic is not None else ("", [])
+        with self._reading() as cur:
+            cur.execute(self._sql(f"SELECT COUNT(*) FROM dead_letters{where}"), params)
             row = cur.fetchone()
         return int(row[0]) if row else 0
 

@@ -1,0 +1,51 @@
+"""GET /metrics in the Prometheus text format, and the measuring of HTTP ingest requests."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Depends
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from headwater.api.auth import require_read
+from headwater.ingest import metrics
+
+router = APIRouter(tags=["operations"], dependencies=[Depends(require_read)])
+
+INGEST_PATHS = frozenset({"/api/v1/lineage", "/api/v1/lineage/batch"})
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@router.get("/metrics", summary="Ingest counters, latencies and Kafka consumer lag (Prometheus)")
+def get_metrics() -> Response:
+    """Events by entry point and outcome, HTTP ingest requests and latency, and for the Kafka
+    consumer: messages consumed, dead letters, lag and committed offset per partition."""
+    return Response(metrics.REGISTRY.render(), media_type=PROMETHEUS_TEXT)
+
+
+class IngestMetricsMiddleware:
+    """Counts HTTP ingest requests by status and times them until the answer is sent; every other
+    request passes straight through."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] not in INGEST_PATHS or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            metrics.HTTP_REQUESTS.inc(status=status)
+            metrics.HTTP_SECONDS.observe(time.perf_counter() - started)

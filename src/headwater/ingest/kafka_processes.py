@@ -1,0 +1,99 @@
+"""`headwater consume --processes N`: N consumers of one group, each a process of its own.
+
+Decoding and validating hold the GIL, so one process uses one core; Kafka's own way to scale is
+more consumers in the group, each owning some partitions (so order within a partition still holds)
+and storing them itself. The first consumer runs in the calling process; the others are forked
+before any store connection or librdkafka thread exists, stop on SIGTERM like it, and stop by
+themselves when their parent disappears.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Callable
+
+from headwater.config import Settings
+from headwater.ingest.kafka import KafkaIngester
+from headwater.store import open_store
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[KafkaIngester], None]
+
+
+def consume_in_this_process(
+    settings: Settings,
+    report: Report,
+    *,
+    parent: int | None = None,
+    started: Callable[[], None] = lambda: None,
+) -> None:
+    """Open the store, consume until SIGINT/SIGTERM (or until `parent` is gone), then report."""
+    store = open_store(settings.database_url)
+    try:
+        ingester = KafkaIngester(settings, store)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: ingester.stop())
+        if parent is not None:
+            threading.Thread(target=_watch_parent, args=(parent, ingester), daemon=True).start()
+        started()
+        ingester.run()
+    finally:
+        store.close()
+    report(ingester)
+
+
+def _watch_parent(parent: int, ingester: KafkaIngester) -> None:
+    while not ingester.stopping:
+        if os.getppid() != parent:
+            log.warning("the parent consumer process is gone; stopping")
+            ingester.stop()
+            return
+        threading.Event().wait(1)
+
+
+def _child(settings: Settings, parent: int, report: Report) -> None:
+    consume_in_this_process(settings, report, parent=parent)
+
+
+def consume_in_processes(
+    settings: Settings, processes: int, report: Report, *, started: Callable[[], None] = lambda: None
+) -> int:
+    """Run `processes` consumers (this process and processes - 1 forked ones) until SIGINT/SIGTERM.
+    Returns the exit status: 1 when a forked consumer failed."""
+    context = multiprocessing.get_context("fork")
+    children = [
+        context.Process(target=_child, args=(settings, os.getpid(), report), name=f"headwater-consume-{i}")
+        for i in range(1, processes)
+    ]
+    for child in children:
+        child.start()
+    failed = threading.Event()
+    stopping = threading.Event()
+
+    def watch(child: multiprocessing.process.BaseProcess) -> None:
+        child.join()  # the only thread that waits for this child, so exitcode is reliable
+        if not stopping.is_set() and child.exitcode != 0:
+            log.error("consumer process %s exited with %s; stopping the others", child.pid, child.exitcode)
+            failed.set()
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    watchers = [threading.Thread(target=watch, args=(child,), daemon=True) for child in children]
+    for watcher in watchers:
+        watcher.start()
+    try:
+        consume_in_this_process(settings, report, started=started)
+    finally:
+        stopping.set()
+        for child, watcher in zip(children, watchers, strict=True):
+            if child.pid is not None and watcher.is_alive():  # not reaped yet: its pid is its own
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid, signal.SIGTERM)  # finish the batch in hand, leave the group
+        for watcher in watchers:
+            watcher.join(60)
+    return 1 if failed.is_set() else 0
