@@ -8,23 +8,12 @@ from fastapi import APIRouter, Depends, Request
 from headwater.api.auth import require_read
 from headwater.api.responses import JSONResponse
 from headwater.errors import BadRequest
+from headwater.query.params import whole_number
 from headwater.query.times import parse_time_param
 from headwater.store.base import EventStore
 
 router = APIRouter(tags=["events (Marquez)"], dependencies=[Depends(require_read)])
 MAX_LIMIT = 10_000
-
-
-def _int_param(name: str, value: str | None, default: int, low: int, high: int) -> int:
-    if value is None or value == "":
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(f"{name}: {value!r} is not a whole number") from None
-    if not low <= number <= high:
-        raise BadRequest(f"{name}: {number} is outside {low}..{high}")
-    return number
 
 
 @router.get("/api/v1/events/lineage", summary="Raw events by eventTime")
@@ -44,8 +33,8 @@ def list_lineage_events(
         raise BadRequest(f"sortDirection: {sortDirection!r} is neither asc nor desc")
     after_time = parse_time_param("after", after)
     before_time = parse_time_param("before", before)
-    size = _int_param("limit", limit, 100, 1, MAX_LIMIT)
-    skip = _int_param("offset", offset, 0, 0, 2**62)
+    size = whole_number("limit", limit, 100, 1, MAX_LIMIT)
+    skip = whole_number("offset", offset, 0, 0, 2**62)
     events = store.list_events(
         after_time=after_time,
         before_time=before_time,

@@ -6,24 +6,12 @@ from fastapi import APIRouter, Depends, Request
 
 from headwater.api.auth import require_read
 from headwater.api.responses import JSONResponse
-from headwater.errors import BadRequest
 from headwater.ingest.dead_letters import dead_letter_json
+from headwater.query.params import whole_number
 from headwater.store.base import EventStore
 
 router = APIRouter(tags=["ingest"], dependencies=[Depends(require_read)])
 MAX_LIMIT = 1_000
-
-
-def _whole(name: str, value: str | None, default: int | None, low: int, high: int) -> int | None:
-    if value is None or value == "":
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(f"{name}: {value!r} is not a whole number") from None
-    if not low <= number <= high:
-        raise BadRequest(f"{name}: {number} is outside {low}..{high}")
-    return number
 
 
 @router.get("/api/v1/ingest/errors", summary="Dead letters: messages that could not become events")
@@ -35,9 +23,8 @@ def list_ingest_errors(
     valueBase64}], totalCount, nextBefore}`. Pass `nextBefore` back as `before` for the next page;
     `topic` keeps one topic."""
     store: EventStore = request.app.state.store
-    size = _whole("limit", limit, 100, 1, MAX_LIMIT)
-    assert size is not None
-    before_id = _whole("before", before, None, 1, 2**62)
+    size = whole_number("limit", limit, 100, 1, MAX_LIMIT)
+    before_id = whole_number("before", before, None, 1, 2**62)
     letters = store.dead_letters(topic=topic or None, limit=size, before_id=before_id)
     body = {
         "errors": [dead_letter_json(letter) for letter in letters],

@@ -10,6 +10,7 @@ import orjson
 
 from headwater.errors import BadRequest, NotFound
 from headwater.events.validate import is_uuid
+from headwater.query.params import whole_number
 from headwater.store.base import EventStore, RunCursor, StoredEvent
 
 DEFAULT_PAGE_SIZE = 25
@@ -31,15 +32,7 @@ def parse_run_id(value: str) -> str:
 
 
 def parse_page_size(value: str | None) -> int:
-    if value is None or value == "":
-        return DEFAULT_PAGE_SIZE
-    try:
-        size = int(value)
-    except ValueError:
-        raise BadRequest(f"pageSize: {value!r} is not a whole number") from None
-    if not 1 <= size <= MAX_PAGE_SIZE:
-        raise BadRequest(f"pageSize: {size} is outside 1..{MAX_PAGE_SIZE}")
-    return size
+    return whole_number("pageSize", value, DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
 
 
 # The paging state is a keyset position, not an offset: events inserted while a client pages
