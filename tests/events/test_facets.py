@@ -1,8 +1,8 @@
 """Tests of headwater.events.facets: the rules one by one, then agreement with the official schemas.
 
 The agreement tests compare check_facets with the ``jsonschema`` library validating the same facet
-against the published OpenLineage schemas (Draft 2020-12, a referencing Registry of every file under
-``published/``).  They need the spec folder: ``$HEADWATER_SPEC_DIR`` or ``../shared/openlineage-spec``
+against the published OpenLineage schemas, through the shared oracle in ``tests/events/oracle.py``.
+They need the spec folder: ``$HEADWATER_SPEC_DIR`` or ``../shared/openlineage-spec``
 next to the repository; without it they are skipped with that reason.
 
 The oracle verdict for a facet found in a container of kind K is: valid against core 2-0-2's
@@ -21,14 +21,10 @@ Deliberate differences from jsonschema, kept out of the differential inputs:
 
 from __future__ import annotations
 
-import calendar
 import copy
-import functools
 import itertools
 import json
-import os
 import random
-import re
 import subprocess
 import sys
 import types
@@ -39,20 +35,24 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator, FormatChecker
-from referencing import Registry, Resource
 
 from headwater.events.facets import MAX_ISSUES_PER_FACET, FacetIssue, FacetKind, check_facets
+from tests.events.oracle import (
+    CORE,
+    FACET_KIND_DEF,
+    FACETS,
+    HAVE_SPEC,
+    NO_SPEC,
+    REPO,
+    SPEC_DIR,
+    documents,
+    target_ref,
+    validator,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-SPEC_DIR = Path(os.environ.get("HEADWATER_SPEC_DIR") or REPO.parent / "shared" / "openlineage-spec")
-HAVE_SPEC = (SPEC_DIR / "published" / "facets").is_dir()
-NO_SPEC = f"OpenLineage spec folder not found at {SPEC_DIR} (set HEADWATER_SPEC_DIR)"
 needs_spec = pytest.mark.skipif(not HAVE_SPEC, reason=NO_SPEC)
 
 BUNDLE = REPO / "src" / "headwater" / "events" / "facet_schemas.json"
-FACETS = "https://openlineage.io/spec/facets/"
-CORE = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
 PRODUCER = "https://github.com/acme/producer/v1"
 RUN_ID = "f99310b4-3c3c-1a1a-2b2b-c1b95c24ff11"
 
@@ -423,102 +423,21 @@ def test_bundle_keeps_only_structural_keywords() -> None:
 # The oracle: jsonschema over the published files
 # ------------------------------------------------------------------------------------------------
 
-_FACET_URL = re.compile(
-    r"https?://openlineage\.io/spec/facets/([0-9]+-[0-9]+-[0-9]+)/([A-Za-z0-9_]+)\.json(?:#(.*))?"
-)
-_KIND_DEF = {
-    "run": "RunFacet",
-    "job": "JobFacet",
-    "dataset": "DatasetFacet",
-    "input": "InputDatasetFacet",
-    "output": "OutputDatasetFacet",
-}
-
-
-@functools.cache
-def _documents() -> dict[str, Any]:
-    docs = {}
-    for path in sorted((SPEC_DIR / "published").glob("**/*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        docs[doc["$id"]] = doc
-    return docs
-
-
-@functools.cache
-def _registry() -> Registry[Any]:
-    return Registry().with_resources((url, Resource.from_contents(doc)) for url, doc in _documents().items())
-
-
-def _oracle_date_time(value: object) -> bool:
-    """Stand-in for rfc3339-validator when it is not installed (written independently of facets.py)."""
-    if not isinstance(value, str):
-        return True
-    m = re.fullmatch(
-        r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", value.upper(), re.ASCII
-    )
-    if m is None:
-        return False
-    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-    if not year or not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year, month)[1]:
-        return False
-    offset = m.group(8)
-    offset_ok = offset == "Z" or (int(offset[1:3]) <= 23 and int(offset[4:]) <= 59)
-    return hour <= 23 and minute <= 59 and second <= 59 and offset_ok
-
-
-@functools.cache
-def _format_checker() -> FormatChecker:
-    official = Draft202012Validator.FORMAT_CHECKER.checkers
-    checker = FormatChecker(formats=())
-    checker.checkers["uuid"] = official["uuid"]
-    if "date-time" in official:  # jsonschema registers it only when rfc3339-validator is importable
-        checker.checkers["date-time"] = official["date-time"]
-    else:
-        checker.checks("date-time")(_oracle_date_time)
-    return checker
-
-
-@functools.cache
-def _validator(ref: str) -> Draft202012Validator:
-    return Draft202012Validator({"$ref": ref}, registry=_registry(), format_checker=_format_checker())
-
-
-def _target_ref(schema_url: object) -> str | None:
-    """The published definition a _schemaURL selects, as a $ref, or None (base checks only)."""
-    if not isinstance(schema_url, str):
-        return None
-    m = _FACET_URL.fullmatch(schema_url.strip())
-    if m is None:
-        return None
-    version, name, fragment = m.groups()
-    url = f"{FACETS}{version}/{name}.json"
-    doc = _documents().get(url)
-    if doc is None:
-        return None
-    if fragment in (None, "", "/"):
-        if name in doc["$defs"]:
-            return f"{url}#/$defs/{name}"
-        (prop,) = doc["properties"]
-        return f"{url}#/properties/{prop}"
-    if fragment.startswith("/$defs/") and fragment[len("/$defs/") :] in doc["$defs"]:
-        return f"{url}#{fragment}"
-    return None
-
 
 def _oracle_refs(value: Any, kind: FacetKind) -> list[str]:
-    refs = [f"{CORE}#/$defs/{_KIND_DEF[kind]}"]
-    target = _target_ref(value.get("_schemaURL") if isinstance(value, dict) else None)
+    refs = [f"{CORE}#/$defs/{FACET_KIND_DEF[kind]}"]
+    target = target_ref(value.get("_schemaURL") if isinstance(value, dict) else None)
     return refs if target is None else [*refs, target]
 
 
 def oracle_errors(value: Any, kind: FacetKind) -> list[str]:
     """jsonschema's errors for a facet of ``kind`` (empty: valid)."""
     refs = _oracle_refs(value, kind)
-    return [f"{e.json_path}: {e.message}" for ref in refs for e in _validator(ref).iter_errors(value)]
+    return [f"{e.json_path}: {e.message}" for ref in refs for e in validator(ref).iter_errors(value)]
 
 
 def oracle_valid(value: Any, kind: FacetKind) -> bool:
-    return all(_validator(ref).is_valid(value) for ref in _oracle_refs(value, kind))
+    return all(validator(ref).is_valid(value) for ref in _oracle_refs(value, kind))
 
 
 def kind_of(name: str) -> FacetKind:
@@ -592,7 +511,7 @@ SAMPLE_TIMES = [
 def _resolve(base: str, ref: str) -> tuple[str, Any]:
     url, _, pointer = ref.partition("#")
     url = url or base
-    node: Any = _documents()[url]
+    node: Any = documents()[url]
     for part in pointer.strip("/").split("/"):
         node = node[part]
     return url, node
@@ -654,7 +573,7 @@ def _generate(schema: Any, base: str, full: bool, variant: int, depth: int = 0) 
 
 def _facet_targets() -> Iterator[tuple[str, str, str]]:
     """(file url, schema URL to put in _schemaURL, definition name) for every facet definition."""
-    for url, doc in sorted(_documents().items()):
+    for url, doc in sorted(documents().items()):
         if not url.startswith(FACETS):
             continue
         name = url.rpartition("/")[2].removesuffix(".json")
@@ -670,7 +589,7 @@ def _seeds() -> list[tuple[str, FacetKind, Any]]:
     seen: set[str] = set()
     for _, schema_url, definition in _facet_targets():
         kind = kind_of(definition)
-        ref = _target_ref(schema_url)
+        ref = target_ref(schema_url)
         assert ref is not None, schema_url
         for full in (True, False):
             for variant in range(4):
