@@ -28,6 +28,15 @@ def _bool(value: str) -> bool:
     raise ValueError(f"{value!r} is not a boolean (true/false)")
 
 
+def _seconds(value: str) -> float:
+    """`5`, `5s`, `500ms`, `2m` → seconds."""
+    text = value.strip().lower()
+    for suffix, factor in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
 def _keys(value: str) -> tuple[str, ...]:
     return tuple(key.strip() for key in value.split(",") if key.strip())
 
@@ -188,6 +197,31 @@ SETTINGS: tuple[Setting, ...] = (
         "in the TOML file a `[kafka_options]` table.",
         _options,
     ),
+    Setting(
+        "spark_master",
+        "local[*]",
+        "Where the lineage pipeline runs Spark: `local[*]` (all cores of this machine), `local[N]`, "
+        "or a cluster `spark://host:7077`.",
+    ),
+    Setting("pipeline_interval", 5.0, "Seconds between passes of the continuous pipeline.", _seconds),
+    Setting(
+        "pipeline_batch_events",
+        500_000,
+        "Most events one pipeline batch takes (each batch is published with its checkpoint in one transaction).",
+        int,
+    ),
+    Setting(
+        "pipeline_partitions",
+        0,
+        "Partitions Spark splits a batch of events into (0: two per core Spark has).",
+        int,
+    ),
+    Setting(
+        "pipeline_dogfood",
+        True,
+        "Report each pipeline run as OpenLineage events (job `headwater.pipeline`) into the store.",
+        _bool,
+    ),
 )
 _BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -216,6 +250,11 @@ class Settings:
     kafka_max_message_bytes: int = 1024**2
     kafka_error_topic: bool = False
     kafka_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets
+    spark_master: str = "local[*]"
+    pipeline_interval: float = 5.0
+    pipeline_batch_events: int = 500_000
+    pipeline_partitions: int = 0
+    pipeline_dogfood: bool = True
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def override(self, **values: Any) -> Settings:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 from headwater.events.model import Event
 
@@ -58,6 +60,16 @@ class EventStore(ABC):
 
     url: str
     backend: str
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A cursor inside one durable write transaction, serialized with every other writer.
+        The pipeline publishes the lineage model through it (queries take `?` placeholders
+        after `sql()`)."""
+
+    @abstractmethod
+    def sql(self, query: str) -> str:
+        """The query with `?` placeholders turned into the driver's."""
 
     @abstractmethod
     def migrate(self) -> list[int]:

@@ -93,6 +93,12 @@ class SqlEventStore(EventStore):
     def _sql(self, query: str) -> str:
         return query.replace("?", "%s") if self.paramstyle == "format" else query
 
+    def sql(self, query: str) -> str:
+        return self._sql(query)
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        return self._writing()
+
     def _migrations(self) -> Iterator[tuple[int, str, str]]:
         folder = resources.files(self.migrations_package)
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):

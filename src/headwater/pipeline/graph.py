@@ -1,0 +1,125 @@
+"""The graph stage: from the published entity tables to the lineage graph and its augmentation.
+
+Inputs are model tables (jobs' current versions, job version inputs/outputs, parent jobs,
+symlinks), read back through the data source; outputs replace the graph tables. Every algorithm
+is iterative DataFrame code (no GraphFrames): connected components for symlink aliases, and a
+cycle-safe propagation for ultimate sources and destinations and topological depth.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+MAX_ROUNDS = 10_000  # a bound no real graph reaches; each round extends paths by one edge
+
+
+def _count(df: DataFrame) -> int:
+    return int(df.count())
+
+
+def aliases(symlinks: DataFrame) -> DataFrame:
+    """Datasets joined by symlinks → one canonical dataset per connected component.
+
+    The canonical id is the smallest node id of the component, so the answer does not depend on
+    which name arrived first or on which side declared the symlink.
+    """
+    edges = symlinks.select(F.col("node_id").alias("a"), F.col("alias_node_id").alias("b"))
+    both = edges.unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).distinct().cache()
+    labels = both.select(F.col("a").alias("node_id")).distinct().withColumn("label", F.col("node_id"))
+    labels = labels.localCheckpoint()
+    for _ in range(MAX_ROUNDS):
+        proposed = (
+            both.join(labels, both.b == labels.node_id)
+            .select(both.a.alias("node_id"), F.col("label"))
+            .unionByName(labels)
+            .groupBy("node_id")
+            .agg(F.min("label").alias("label"))
+            .localCheckpoint()
+        )
+        changed = _count(proposed.join(labels, ["node_id", "label"], "left_anti"))
+        labels = proposed
+        if changed == 0:
+            break
+    both.unpersist()
+    return labels.select("node_id", F.col("label").alias("canonical_id"))
+
+
+def canonical(df: DataFrame, column: str, alias_map: DataFrame) -> DataFrame:
+    """Replace dataset ids in `column` by their canonical id."""
+    m = alias_map.select(F.col("node_id").alias("_n"), F.col("canonical_id").alias("_c"))
+    return df.join(m, df[column] == m._n, "left").withColumn(column, F.coalesce("_c", column)).drop("_n", "_c")
+
+
+def lineage_edges(current_io: DataFrame, parents: DataFrame, alias_map: DataFrame) -> DataFrame:
+    """Directed edges of the current graph: dataset→job (input), job→dataset (output),
+    parent job→child job (parent). `current_io` is (job_id, version_id, direction, node_id)."""
+    io = canonical(current_io, "node_id", alias_map)
+    inputs = io.where(F.col("direction") == "input").select(
+        F.col("node_id").alias("src_id"), F.col("job_id").alias("dst_id"), F.lit("input").alias("edge_type"),
+        "job_id", "version_id",
+    )
+    outputs = io.where(F.col("direction") == "output").select(
+        F.col("job_id").alias("src_id"), F.col("node_id").alias("dst_id"), F.lit("output").alias("edge_type"),
+        "job_id", "version_id",
+    )
+    parent = parents.select(
+        F.col("parent_node_id").alias("src_id"),
+        F.col("child_node_id").alias("dst_id"),
+        F.lit("parent").alias("edge_type"),
+        F.col("child_node_id").alias("job_id"),
+        F.lit(None).cast("string").alias("version_id"),
+    )
+    return inputs.unionByName(outputs).unionByName(parent).dropDuplicates(["src_id", "dst_id", "edge_type"])
+
+
+def condensed_edges(edges: DataFrame) -> DataFrame:
+    """dataset→dataset edges: each input of a job joined to each of its outputs."""
+    ins = edges.where(F.col("edge_type") == "input").select(F.col("src_id"), F.col("dst_id").alias("job_id"))
+    outs = edges.where(F.col("edge_type") == "output").select(F.col("src_id").alias("job_id"), F.col("dst_id"))
+    return ins.join(outs, "job_id").where(F.col("src_id") != F.col("dst_id")).select("src_id", "dst_id", "job_id").distinct()
+
+
+def _ultimate(pairs: DataFrame, kind: str) -> DataFrame:
+    """For `pairs` (node, next) meaning node's neighbour in one direction, the ultimate ends.
+
+    A node with no neighbour is its own ultimate end (distance 0). Otherwise its ends are the
+    ends of its neighbours, one step further; in a cycle a node keeps the shortest distance, so
+    the propagation stops once no (node, end) pair gets shorter or new.
+    """
+    nodes = pairs.select(F.col("node").alias("node_id")).unionByName(
+        pairs.select(F.col("next").alias("node_id"))
+    ).distinct()
+    ends = nodes.join(pairs.select(F.col("node").alias("node_id")).distinct(), "node_id", "left_anti")
+    found = ends.select("node_id", F.col("node_id").alias("other_id"), F.lit(0).alias("distance")).localCheckpoint()
+    for _ in range(MAX_ROUNDS):
+        step = pairs.join(found, pairs.next == found.node_id).select(
+            pairs.node.alias("node_id"), "other_id", (F.col("distance") + 1).alias("distance")
+        )
+        merged = (
+            found.unionByName(step).groupBy("node_id", "other_id").agg(F.min("distance").alias("distance"))
+        ).localCheckpoint()
+        changed = _count(merged.join(found, ["node_id", "other_id", "distance"], "left_anti"))
+        found = merged
+        if changed == 0:
+            break
+    return found.select("node_id", F.lit(kind).alias("kind"), "other_id", "distance")
+
+
+def ultimate_nodes(condensed: DataFrame) -> DataFrame:
+    """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset."""
+    flat = condensed.select("src_id", "dst_id").distinct().cache()
+    sources = _ultimate(flat.select(F.col("dst_id").alias("node"), F.col("src_id").alias("next")), "source")
+    destinations = _ultimate(flat.select(F.col("src_id").alias("node"), F.col("dst_id").alias("next")), "destination")
+    result = sources.unionByName(destinations)
+    flat.unpersist()
+    return result
+
+
+def dataset_depth(ultimate: DataFrame) -> DataFrame:
+    """Topological depth: the longest of the shortest paths from the dataset's ultimate sources."""
+    return (
+        ultimate.where(F.col("kind") == "source")
+        .groupBy("node_id")
+        .agg(F.max("distance").cast("int").alias("depth"))
+    )

@@ -1,0 +1,337 @@
+"""Publishing the model: staging tables first, then one transaction that merges and checkpoints.
+
+1. `stage()` fills `stage_<table>` from a DataFrame in bounded batches: on PostgreSQL each
+   executor COPYs its partitions in parallel; on SQLite the driver streams the partitions
+   (`toLocalIterator`, one partition in memory at a time) through the single writer. Staged
+   rows are not part of the model; a crash here leaves only staging rows, cleared on next start.
+2. `merge()` runs in one store transaction: every staged table is merged into its model table
+   by its rule (insert once, keep the earliest/latest, replace a run's rows), the job versions
+   are recounted from their runs, the checkpoint advances, and staging is emptied. Either all of
+   a batch is in the model with its checkpoint, or none of it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from headwater.pipeline.source import connect, placeholders
+from headwater.store.base import EventStore
+
+log = logging.getLogger(__name__)
+_CHUNK = 5_000
+
+
+@dataclass(frozen=True)
+class Table:
+    """A model table as the pipeline writes it."""
+
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...]
+    # SET clause on conflict ({least}/{greatest} become the dialect's functions), "" = ignore
+    on_conflict: str = ""
+
+    @property
+    def stage(self) -> str:
+        return f"stage_{self.name}"
+
+
+def _latest(table: str, time: str, seq: str, columns: Sequence[str], *, ties: bool = False) -> str:
+    """Columns taken from the staged row when its (time, seq) is later than the stored one."""
+    op = ">=" if ties else ">"
+    newer = (
+        f"excluded.{time} IS NOT NULL AND ({table}.{time} IS NULL OR "
+        f"(excluded.{time}, excluded.{seq}) {op} ({table}.{time}, {table}.{seq}))"
+    )
+    return ", ".join(f"{c} = CASE WHEN {newer} THEN excluded.{c} ELSE {table}.{c} END" for c in columns)
+
+
+def _earliest(table: str, time: str, seq: str, columns: Sequence[str]) -> str:
+    """Columns taken from the staged row when its (time, seq) is earlier than the stored one."""
+    older = f"(excluded.{time}, excluded.{seq}) < ({table}.{time}, {table}.{seq})"
+    return ", ".join(f"{c} = CASE WHEN {older} THEN excluded.{c} ELSE {table}.{c} END" for c in columns)
+
+
+def _span(table: str) -> str:
+    return (
+        f"created_at = {{least}}({table}.created_at, excluded.created_at), "
+        f"updated_at = {{greatest}}({table}.updated_at, excluded.updated_at)"
+    )
+
+
+def _replace(columns: Sequence[str], key: Sequence[str]) -> str:
+    return ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+
+
+_RUN_COLUMNS = (
+    "run_id", "job_node_id", "state", "state_time", "started_at", "ended_at", "duration_ms",
+    "nominal_start", "nominal_end", "parent_run_id", "root_run_id", "job_version",
+    "first_event_time", "last_event_time", "event_count", "updated_seq",
+)  # fmt: skip
+
+FACT_TABLES: tuple[Table, ...] = (
+    Table("namespaces", ("name", "created_at", "updated_at"), ("name",), _span("namespaces")),
+    Table(
+        "sources",
+        ("name", "uri", "created_at", "updated_at", "set_time", "set_seq"),
+        ("name",),
+        _span("sources") + ", " + _latest("sources", "set_time", "set_seq", ("uri", "set_time", "set_seq")),
+    ),
+    Table(
+        "datasets",
+        (
+            "node_id", "namespace", "name", "created_at", "updated_at", "source_name", "source_time",
+            "source_seq", "current_version", "version_time", "version_seq",
+        ),
+        ("node_id",),
+        _span("datasets")
+        + ", "
+        + _latest("datasets", "source_time", "source_seq", ("source_name", "source_time", "source_seq"))
+        + ", "
+        + _latest("datasets", "version_time", "version_seq", ("current_version", "version_time", "version_seq")),
+    ),  # fmt: skip
+    Table("facet_values", ("hash", "value"), ("hash",)),
+    Table(
+        "dataset_facets",
+        ("node_id", "name", "valid_from", "seq", "value_hash", "deleted"),
+        ("node_id", "name", "valid_from", "seq"),
+    ),
+    Table(
+        "job_facets",
+        ("node_id", "name", "valid_from", "seq", "value_hash", "deleted"),
+        ("node_id", "name", "valid_from", "seq"),
+    ),
+    Table("schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")),
+    Table(
+        "column_lineage",
+        ("facet_hash", "field", "input_node_id", "input_field", "type", "subtype", "description", "masking"),
+        ("facet_hash", "field", "input_node_id", "input_field", "type", "subtype"),
+    ),
+    Table("dataset_symlinks", ("node_id", "alias_node_id", "type"), ("node_id", "alias_node_id")),
+    Table(
+        "dataset_versions",
+        ("version_id", "node_id", "schema_hash", "version_label", "lifecycle", "created_at", "created_seq", "created_by_run"),
+        ("version_id",),
+_earliest("dataset_versions", "created_at", "created_seq", ("created_at", "created_seq", "created_by_run")),
+    ),
+    Table(
+        "dataset_version_runs",
+        ("version_id", "run_id", "event_time"),
+        ("version_id", "run_id"),
+        "event_time = {least}(dataset_version_runs.event_time, excluded.event_time)",
+    ),
+    Table("job_parents", ("parent_node_id", "child_node_id"), ("parent_node_id", "child_node_id")),
+    # run-scoped: staged rows are complete for their runs and replace what was there
+    Table("runs", _RUN_COLUMNS, ("run_id",), _replace(_RUN_COLUMNS, ("run_id",))),
+    Table("run_facets", ("run_id", "name", "value_hash", "event_time"), ("run_id", "name")),
+    Table("run_io", ("run_id", "direction", "node_id"), ("run_id", "direction", "node_id")),
+    Table(
+        "run_io_facets",
+        ("run_id", "direction", "node_id", "name", "value_hash", "event_time"),
+        ("run_id", "direction", "node_id", "name"),
+    ),
+    Table("job_versions", ("version_id", "node_id", "source_code_location", "sql"), ("version_id",)),
+    Table("job_version_io", ("version_id", "direction", "node_id"), ("version_id", "direction", "node_id")),
+    Table(
+        "jobs",
+        ("node_id", "namespace", "name", "created_at", "updated_at", "current_version", "latest_run_id", "latest_run_time"),
+        ("node_id",),
+        _span("jobs")
+        + ", "
+        + _latest(
+            "jobs", "latest_run_time", "latest_run_id", ("current_version", "latest_run_id", "latest_run_time"), ties=True
+        ),
+    ),
+)
+GRAPH_TABLES: tuple[Table, ...] = (
+    Table("dataset_aliases", ("node_id", "canonical_id"), ("node_id",)),
+    Table("lineage_edges", ("src_id", "dst_id", "edge_type", "job_id", "version_id"), ("src_id", "dst_id", "edge_type")),
+    Table("condensed_edges", ("src_id", "dst_id", "job_id"), ("src_id", "dst_id", "job_id")),
+    Table("ultimate_nodes", ("node_id", "kind", "other_id", "distance"), ("node_id", "kind", "other_id")),
+    Table("dataset_depth", ("node_id", "depth"), ("node_id",)),
+)
+TABLES = {t.name: t for t in (*FACT_TABLES, *GRAPH_TABLES)}
+RUN_SCOPED = ("run_facets", "run_io", "run_io_facets")
+MODEL_TABLES = tuple(TABLES)
+
+
+def _dialect(store: EventStore, sql: str) -> str:
+    if store.backend == "postgresql":
+        return store.sql(sql.replace("{least}", "LEAST").replace("{greatest}", "GREATEST"))
+    return sql.replace("{least}", "MIN").replace("{greatest}", "MAX")
+
+
+def prepare_staging(store: EventStore) -> None:
+    """Create the staging tables when missing and empty them (a crashed run's leftovers)."""
+    with store.transaction() as cur:
+        for table in TABLES.values():
+            if store.backend == "postgresql":
+                cur.execute(
+                    f"CREATE UNLOGGED TABLE IF NOT EXISTS {table.stage} AS "
+                    f"SELECT {', '.join(table.columns)} FROM {table.name} WITH NO DATA"
+                )
+            else:
+                cur.execute(
+                    f"CREATE TABLE IF NOT EXISTS {table.stage} AS "
+                    f"SELECT {', '.join(table.columns)} FROM {table.name} WHERE 0"
+                )
+            cur.execute(f"DELETE FROM {table.stage}")
+        if store.backend == "postgresql":
+            cur.execute("CREATE UNLOGGED TABLE IF NOT EXISTS stage_touched_versions (version_id TEXT)")
+        else:
+            cur.execute("CREATE TABLE IF NOT EXISTS stage_touched_versions (version_id TEXT)")
+        cur.execute("DELETE FROM stage_touched_versions")
+
+
+def _copy_partition(url: str, table: str, columns: Sequence[str], rows: Iterable[Any]) -> None:
+    """An executor's part of a PostgreSQL stage: COPY its rows in one connection."""
+    conn = connect(url)
+    try:
+        with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(tuple(row))
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def stage(store: EventStore, url: str, table: Table, df: DataFrame) -> None:
+    """Fill `stage_<table>` with the DataFrame's rows (columns in the table's order)."""
+    ordered = df.select(*table.columns)
+    if store.backend == "postgresql":
+        name, columns = table.stage, table.columns
+        ordered.foreachPartition(lambda rows: _copy_partition(url, name, columns, rows))
+        return
+    insert = placeholders(url, f"INSERT INTO {table.stage} VALUES ({', '.join('?' * len(table.columns))})")
+    for chunk in _chunks(ordered.toLocalIterator(prefetchPartitions=True)):
+        with store.transaction() as cur:
+            cur.executemany(insert, chunk)
+
+
+def _chunks(rows: Iterator[Any]) -> Iterator[list[tuple[Any, ...]]]:
+    chunk: list[tuple[Any, ...]] = []
+    for row in rows:
+        chunk.append(tuple(row))
+        if len(chunk) >= _CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _merge_table(store: EventStore, cur: Any, table: Table) -> None:
+    cols = ", ".join(table.columns)
+    action = f"DO UPDATE SET {table.on_conflict}" if table.on_conflict else "DO NOTHING"
+    cur.execute(
+        _dialect(
+            store,
+            f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage} WHERE true "
+            f"ON CONFLICT ({', '.join(table.key)}) {action}",
+        )
+    )
+
+
+def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> None:
+    """One transaction: staged facts → model, job versions recounted, checkpoint advanced."""
+    with store.transaction() as cur:
+        state = _read_state(store, cur)
+        if state[0] != checkpoint_from:
+            raise RuntimeError(
+                f"the checkpoint moved from {checkpoint_from} to {state[0]} while this batch ran: "
+                "is another pipeline running on this store?"
+            )
+        # job versions the touched runs used before, to recount after the runs change
+        cur.execute(
+            "INSERT INTO stage_touched_versions SELECT r.job_version FROM runs r "
+            "WHERE r.job_version IS NOT NULL AND r.run_id IN (SELECT run_id FROM stage_runs)"
+        )
+        cur.execute(
+            "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs WHERE job_version IS NOT NULL"
+        )
+        for name in RUN_SCOPED:
+            cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
+        for table in FACT_TABLES:
+            if table.name == "job_versions":
+                cols = ", ".join(table.columns)
+                cur.execute(
+                    f"INSERT INTO job_versions ({cols}, run_count) SELECT {cols}, 0 FROM stage_job_versions "
+                    "WHERE true ON CONFLICT (version_id) DO NOTHING"
+                )
+                continue
+            _merge_table(store, cur, table)
+        _recount_job_versions(store, cur)
+        cur.execute(
+            store.sql("UPDATE pipeline_state SET checkpoint = ?, batches = batches + 1, updated_at = ? WHERE name = ?"),
+            (checkpoint_to, _now(), "lineage"),
+        )
+        for table in FACT_TABLES:
+            cur.execute(f"DELETE FROM {table.stage}")
+        cur.execute("DELETE FROM stage_touched_versions")
+
+
+def _recount_job_versions(store: EventStore, cur: Any) -> None:
+    touched = "SELECT version_id FROM stage_touched_versions"
+    started = "COALESCE(r.started_at, r.first_event_time)"
+    cur.execute(
+        "UPDATE job_versions SET "
+        f"created_at = (SELECT MIN({started}) FROM runs r WHERE r.job_version = job_versions.version_id), "
+        f"updated_at = (SELECT MAX({started}) FROM runs r WHERE r.job_version = job_versions.version_id), "
+        "run_count = (SELECT COUNT(*) FROM runs r WHERE r.job_version = job_versions.version_id) "
+        f"WHERE version_id IN ({touched})"
+    )
+    cur.execute(
+        "DELETE FROM job_version_io WHERE version_id IN "
+        f"(SELECT v.version_id FROM job_versions v WHERE v.run_count = 0 AND v.version_id IN ({touched}))"
+    )
+    cur.execute(f"DELETE FROM job_versions WHERE run_count = 0 AND version_id IN ({touched})")
+
+
+def replace_graph(store: EventStore, graph_checkpoint: int) -> None:
+    """One transaction: the staged graph tables replace the published ones."""
+    with store.transaction() as cur:
+        for table in GRAPH_TABLES:
+            cur.execute(f"DELETE FROM {table.name}")
+            cols = ", ".join(table.columns)
+            cur.execute(f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage}")
+            cur.execute(f"DELETE FROM {table.stage}")
+        cur.execute(
+            store.sql("UPDATE pipeline_state SET graph_checkpoint = ?, updated_at = ? WHERE name = ?"),
+            (graph_checkpoint, _now(), "lineage"),
+        )
+
+
+def _read_state(store: EventStore, cur: Any) -> tuple[int, int]:
+    cur.execute(store.sql("SELECT checkpoint, graph_checkpoint FROM pipeline_state WHERE name = ?"), ("lineage",))
+    row = cur.fetchone()
+    if row is None:
+        cur.execute(
+            store.sql("INSERT INTO pipeline_state VALUES (?, 0, 0, 0, ?)"),
+            ("lineage", _now()),
+        )
+        return (0, 0)
+    return (int(row[0]), int(row[1]))
+
+
+def read_state(store: EventStore) -> tuple[int, int]:
+    """(checkpoint, graph checkpoint): the last seq whose events are in the model and graph."""
+    with store.transaction() as cur:
+        return _read_state(store, cur)
+
+
+def reset_model(store: EventStore) -> None:
+    """Empty every model table and the checkpoint (for `pipeline rebuild`)."""
+    with store.transaction() as cur:
+        for name in MODEL_TABLES:
+            cur.execute(f"DELETE FROM {name}")
+        cur.execute("DELETE FROM pipeline_state")
+
+
+def _now() -> str:
+    from headwater.events.times import format_ticks, now_ticks
+
+    return format_ticks(now_ticks())

@@ -1,0 +1,86 @@
+"""Starting Spark for the pipeline: Java check, SparkSession settings, the data source.
+
+Spark comes from the `pyspark` package (no downloads at run time). The executors run this
+interpreter (`PYSPARK_PYTHON`), so they import Headwater and read the store themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from headwater.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+_JAVA_HINT = (
+    "Spark needs a Java 17 (or newer) runtime. Install one (Debian/Ubuntu: "
+    "`apt-get install openjdk-17-jre-headless`; ./scripts/run does it for you) or set JAVA_HOME."
+)
+
+
+class SparkUnavailable(ConfigError):
+    """Spark cannot start here; the message says what is missing."""
+
+
+def java_version() -> int | None:
+    """The major version of the Java that Spark will use, or None when there is none."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        return None
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def check_java() -> None:
+    version = java_version()
+    if version is None:
+        raise SparkUnavailable(f"no Java runtime found. {_JAVA_HINT}")
+    if version < 17:
+        raise SparkUnavailable(f"Java {version} found. {_JAVA_HINT}")
+
+
+def spark_session(master: str = "local[*]", *, app_name: str = "headwater-pipeline") -> SparkSession:
+    """A SparkSession for the pipeline, with the `headwater` data source registered."""
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from headwater.pipeline.source import HeadwaterSource
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+        .config("spark.python.worker.reuse", "true")
+        .config("spark.driver.memory", os.environ.get("HEADWATER_SPARK_DRIVER_MEMORY", "2g"))
+    )
+    if master.startswith("spark://"):
+        builder = builder.config("spark.driver.host", os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # Spark reports JVM start-up failures as many exception types
+        raise SparkUnavailable(f"Spark could not start with master {master!r}: {exc}") from None
+    spark.sparkContext.setLogLevel("WARN")
+    spark.dataSource.register(HeadwaterSource)
+    return spark

@@ -1,0 +1,186 @@
+"""Spark reads the store through the Python Data Source API (`format("headwater")`): no JDBC jars.
+
+Two kinds of reads, each split into partitions that executors read in parallel:
+- `events`: the events with `low < seq <= high`, partitioned by seq range; with `readback=true`,
+  the events with `seq <= low` of the runs that have an event in `(low, high]` (a run's earlier
+  events, so run-scoped results are recomputed from all of a run's events);
+- `table`: the rows of one `query` over model tables with the given `schema`, for the graph stage.
+
+Rows travel as Arrow record batches. Executors open their own connection from the URL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+EVENT_COLUMNS = (
+    "seq",
+    "kind",
+    "run_id",
+    "parent_run_id",
+    "root_run_id",
+    "event_type",
+    "event_time",
+    "job_namespace",
+    "job_name",
+    "dataset_namespace",
+    "dataset_name",
+    "untrusted_facets",
+    "payload",
+)
+EVENT_SCHEMA = (
+    "seq long, kind string, run_id string, parent_run_id string, root_run_id string, "
+    "event_type string, event_time string, job_namespace string, job_name string, "
+    "dataset_namespace string, dataset_name string, untrusted_facets string, payload string"
+)
+_FETCH = 5_000
+
+
+@dataclass(frozen=True)
+class SeqRange(InputPartition):
+    """Events with low < seq <= high (or, for read-back, runs touched in that range)."""
+
+    low: int
+    high: int
+
+    def __init__(self, low: int, high: int) -> None:
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+
+
+def seq_ranges(low: int, high: int, parts: int) -> list[tuple[int, int]]:
+    """Split (low, high] into at most `parts` contiguous ranges."""
+    if high <= low:
+        return []
+    parts = max(1, min(parts, high - low))
+    step = -(-(high - low) // parts)
+    return [(start, min(start + step, high)) for start in range(low, high, step)]
+
+
+def connect(url: str) -> Any:
+    """A read connection for an executor (SQLite file or PostgreSQL URL)."""
+    if url.startswith("sqlite:"):
+        from headwater.store.sqlite.store import sqlite_path
+
+        conn = sqlite3.connect(f"file:{sqlite_path(url)}?mode=ro", uri=True, timeout=30)
+        return conn
+    import psycopg
+
+    return psycopg.connect(url.replace("postgresql+psycopg:", "postgresql:", 1))
+
+
+def placeholders(url: str, query: str) -> str:
+    return query if url.startswith("sqlite:") else query.replace("?", "%s")
+
+
+def _batches(cursor: Any, names: Sequence[str], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    while True:
+        rows = cursor.fetchmany(_FETCH)
+        if not rows:
+            return
+        columns = list(zip(*rows, strict=True))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(col, type=schema.field(i).type) for i, col in enumerate(columns)], names=list(names)
+        )
+
+
+def _arrow_schema(names: Sequence[str], types: Sequence[str]) -> pa.Schema:
+    mapping = {"long": pa.int64(), "string": pa.string(), "int": pa.int32()}
+    return pa.schema([(n, mapping[t]) for n, t in zip(names, types, strict=True)])
+
+
+def _split_schema(schema: str) -> tuple[list[str], list[str]]:
+    names, types = [], []
+    for part in schema.split(","):
+        name, kind = part.split()
+        names.append(name)
+        types.append(kind)
+    return names, types
+
+
+class _EventReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.url = options["url"]
+        self.low = int(options.get("low", "0"))
+        self.high = int(options["high"])
+        self.parts = int(options.get("partitions", "2"))
+        self.readback = options.get("readback", "false") == "true"
+
+    def partitions(self) -> Sequence[InputPartition]:
+        ranges = seq_ranges(self.low, self.high, self.parts)
+        return [SeqRange(lo, hi) for lo, hi in ranges] or [SeqRange(0, 0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, SeqRange)
+        if partition.high <= partition.low:
+            return
+        cols = ", ".join(f"e.{c}" for c in EVENT_COLUMNS)
+        if self.readback:
+            # Earlier events of the runs this partition's new events touch. Several partitions
+            # may name the same run: each returns that run's old events only from the partition
+            # holding the run's first new event, so no event is read twice.
+            query = (
+                f"SELECT {cols} FROM events e WHERE e.seq <= ? AND e.run_id IN ("
+                " SELECT n.run_id FROM events n WHERE n.seq > ? AND n.seq <= ? AND n.run_id IS NOT NULL"
+                "  AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = n.run_id"
+                "   AND p.seq > ? AND p.seq <= ?))"
+            )
+            params: tuple[int, ...] = (self.low, partition.low, partition.high, self.low, partition.low)
+        else:
+            query = f"SELECT {cols} FROM events e WHERE e.seq > ? AND e.seq <= ?"
+            params = (partition.low, partition.high)
+        names, types = _split_schema(EVENT_SCHEMA)
+        schema = _arrow_schema(names, types)
+        conn = connect(self.url)
+        try:
+            cur = conn.cursor()
+            cur.execute(placeholders(self.url, query), params)
+            yield from _batches(cur, names, schema)
+        finally:
+            conn.close()
+
+
+class _QueryReader(DataSourceReader):
+    """One query's rows (a model table, or a join of a few), in one partition."""
+
+    def __init__(self, options: dict[str, str], schema: str) -> None:
+        self.url = options["url"]
+        self.query = options["query"]
+        self.names, self.types = _split_schema(schema)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [InputPartition(0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        conn = connect(self.url)
+        try:
+            cur = conn.cursor()
+            cur.execute(self.query)
+            yield from _batches(cur, self.names, _arrow_schema(self.names, self.types))
+        finally:
+            conn.close()
+
+
+class HeadwaterSource(DataSource):
+    """`spark.read.format("headwater").option("url", …).option("kind", "events"|"table")`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "headwater"
+
+    def schema(self) -> str:
+        if self.options.get("kind", "events") == "table":
+            return self.options["schema"]
+        return EVENT_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        if self.options.get("kind", "events") == "table":
+            return _QueryReader(dict(self.options), self.options["schema"])
+        return _EventReader(dict(self.options))

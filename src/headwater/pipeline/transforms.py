@@ -1,0 +1,632 @@
+"""The event → lineage-model transformations: each a function from DataFrames to a DataFrame.
+
+The first step (`parse_events`) reads the raw events the data source returns; every other step
+works on its output. All of it runs on the executors; nothing here collects to the driver.
+
+Merge rules that make the model independent of arrival order and of batch boundaries:
+- facts keyed by content (facet values, schema fields, column lineage, symlinks, versions) are
+  inserted once;
+- "latest" values are picked by (eventTime, seq), "first" values by the smallest (eventTime, seq);
+- run-scoped results are computed from every event of the run (the reader returns a touched
+  run's earlier events too), so a late START never overrides a COMPLETE.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    IntegerType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+_FACETS = MapType(StringType(), StringType())
+_DATASET = StructType(
+    [
+        StructField("namespace", StringType()),
+        StructField("name", StringType()),
+        StructField("facets", _FACETS),
+        StructField("inputFacets", _FACETS),
+        StructField("outputFacets", _FACETS),
+    ]
+)
+PAYLOAD_SCHEMA = StructType(
+    [
+        StructField("run", StructType([StructField("runId", StringType()), StructField("facets", _FACETS)])),
+        StructField(
+            "job",
+            StructType(
+                [
+                    StructField("namespace", StringType()),
+                    StructField("name", StringType()),
+                    StructField("facets", _FACETS),
+                ]
+            ),
+        ),
+        StructField("inputs", ArrayType(_DATASET)),
+        StructField("outputs", ArrayType(_DATASET)),
+        StructField("dataset", _DATASET),
+    ]
+)
+SEP = "\u001f"
+TERMINAL = ("COMPLETE", "FAIL", "ABORT")
+_STATES = {
+    "START": "RUNNING",
+    "RUNNING": "RUNNING",
+    "COMPLETE": "COMPLETED",
+    "FAIL": "FAILED",
+    "ABORT": "ABORTED",
+    "OTHER": "NEW",
+}
+
+
+def digest(*parts: Column) -> Column:
+    """A short, stable content hash (first 32 hex digits of SHA-256) of the parts."""
+    return F.substring(F.sha2(F.concat_ws(SEP, *[F.coalesce(p, F.lit("")) for p in parts]), 256), 1, 32)
+
+
+def dataset_node(namespace: Column, name: Column) -> Column:
+    return F.concat(F.lit("dataset:"), namespace, F.lit(":"), name)
+
+
+def job_node(namespace: Column, name: Column) -> Column:
+    return F.concat(F.lit("job:"), namespace, F.lit(":"), name)
+
+
+def _trusted(facets: Column, prefix: Column) -> Column:
+    """The facets whose path is not listed as untrusted (a facet that broke its schema)."""
+    return F.map_filter(
+        F.coalesce(facets, F.create_map().cast(_FACETS)),
+        lambda k, _v: ~F.array_contains(F.col("untrusted"), F.concat(prefix, k)),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing and exploding
+# ---------------------------------------------------------------------------------------------
+def parse_events(raw: DataFrame) -> DataFrame:
+    """Raw store rows → rows with the parsed payload `doc` and the `untrusted` facet paths."""
+    return raw.select(
+        "seq",
+        "kind",
+        "run_id",
+        "parent_run_id",
+        "root_run_id",
+        "event_type",
+        "event_time",
+        F.from_json("payload", PAYLOAD_SCHEMA).alias("doc"),
+        F.coalesce(F.from_json("untrusted_facets", ArrayType(StringType())), F.array().cast("array<string>")).alias(
+            "untrusted"
+        ),
+    )
+
+
+def dataset_refs(events: DataFrame) -> DataFrame:
+    """Every dataset an event names: role input, output or static (DatasetEvent), with its
+    trusted dataset facets and input/output facets."""
+    common = ["seq", "event_time", "run_id", "untrusted"]
+    inputs = events.select(*common, F.posexplode("doc.inputs").alias("pos", "d")).select(
+        *common,
+        F.lit("input").alias("role"),
+        "d.namespace",
+        "d.name",
+        _trusted(F.col("d.facets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].facets."))).alias("facets"),
+        _trusted(F.col("d.inputFacets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].inputFacets."))).alias(
+            "io_facets"
+        ),
+    )
+    outputs = events.select(*common, F.posexplode("doc.outputs").alias("pos", "d")).select(
+        *common,
+        F.lit("output").alias("role"),
+        "d.namespace",
+        "d.name",
+        _trusted(F.col("d.facets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].facets."))).alias("facets"),
+        _trusted(
+            F.col("d.outputFacets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].outputFacets."))
+        ).alias("io_facets"),
+    )
+    static = events.where(F.col("doc.dataset").isNotNull()).select(
+        *common,
+        F.lit("static").alias("role"),
+        F.col("doc.dataset.namespace").alias("namespace"),
+        F.col("doc.dataset.name").alias("name"),
+        _trusted(F.col("doc.dataset.facets"), F.lit("dataset.facets.")).alias("facets"),
+        F.create_map().cast(_FACETS).alias("io_facets"),
+    )
+    refs = inputs.unionByName(outputs).unionByName(static)
+    return refs.withColumn("node_id", dataset_node(F.col("namespace"), F.col("name"))).drop("untrusted")
+
+
+def job_refs(events: DataFrame) -> DataFrame:
+    """The job of every run and job event, with its trusted job facets."""
+    return events.where(F.col("doc.job.name").isNotNull()).select(
+        "seq",
+        "event_time",
+        "run_id",
+        F.col("doc.job.namespace").alias("namespace"),
+        F.col("doc.job.name").alias("name"),
+        job_node(F.col("doc.job.namespace"), F.col("doc.job.name")).alias("node_id"),
+        _trusted(F.col("doc.job.facets"), F.lit("job.facets.")).alias("facets"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Entities
+# ---------------------------------------------------------------------------------------------
+def namespaces(datasets: DataFrame, jobs: DataFrame) -> DataFrame:
+    names = datasets.select("namespace", "event_time").unionByName(jobs.select("namespace", "event_time"))
+    return names.groupBy(F.col("namespace").alias("name")).agg(
+        F.min("event_time").alias("created_at"), F.max("event_time").alias("updated_at")
+    )
+
+
+def _source_name(refs: DataFrame) -> Column:
+    return F.coalesce(F.get_json_object(refs.facets["dataSource"], "$.name"), F.col("namespace"))
+
+
+def sources(refs: DataFrame) -> DataFrame:
+    """Sources from the dataSource facet (name, uri); the uri of the latest mention wins."""
+    with_source = refs.where(F.col("facets")["dataSource"].isNotNull()).select(
+        _source_name(refs).alias("name"),
+        F.get_json_object(refs.facets["dataSource"], "$.uri").alias("uri"),
+        "event_time",
+        "seq",
+    )
+    latest = F.max(F.struct("event_time", "seq", "uri"))
+    return with_source.groupBy("name").agg(
+        latest.uri.alias("uri"),
+        F.min("event_time").alias("created_at"),
+        F.max("event_time").alias("updated_at"),
+        latest.event_time.alias("set_time"),
+        latest.seq.alias("set_seq"),
+    )
+
+
+def dataset_versions(refs: DataFrame) -> DataFrame:
+    """One row per (output written by a run, event): the version it identifies.
+
+    A version's identity is the dataset, its schema fields, its datasetVersion and its lifecycle
+    state; not the run. Runs that write the same content share one version.
+    """
+    outputs = refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
+    schema = F.get_json_object(F.col("facets")["schema"], "$.fields")
+    label = F.get_json_object(F.col("facets")["version"], "$.datasetVersion")
+    lifecycle = F.get_json_object(F.col("facets")["lifecycleStateChange"], "$.lifecycleStateChange")
+    schema_hash = F.when(schema.isNotNull(), digest(schema))
+    return outputs.select(
+        "node_id",
+        "run_id",
+        "event_time",
+        "seq",
+        schema_hash.alias("schema_hash"),
+        label.alias("version_label"),
+        lifecycle.alias("lifecycle"),
+        digest(F.col("node_id"), schema_hash, label, lifecycle).alias("version_id"),
+    )
+
+
+def dataset_version_rows(versions: DataFrame) -> DataFrame:
+    first = F.min(F.struct("event_time", "seq", "run_id"))
+    return versions.groupBy("version_id", "node_id", "schema_hash", "version_label", "lifecycle").agg(
+        first.event_time.alias("created_at"), first.seq.alias("created_seq"), first.run_id.alias("created_by_run")
+    )
+
+
+def dataset_version_runs(versions: DataFrame) -> DataFrame:
+    return versions.groupBy("version_id", "run_id").agg(F.min("event_time").alias("event_time"))
+
+
+def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
+    """Datasets: first and last mention, the latest source, the latest written version."""
+    source = F.when(
+        F.col("facets")["dataSource"].isNotNull(),
+        F.struct("event_time", "seq", _source_name(refs).alias("source_name")),
+    )
+    base = refs.groupBy("node_id", "namespace", "name").agg(
+        F.min("event_time").alias("created_at"),
+        F.max("event_time").alias("updated_at"),
+        F.max(source).alias("src"),
+    )
+    latest = versions.groupBy("node_id").agg(F.max(F.struct("event_time", "seq", "version_id")).alias("v"))
+    return base.join(latest, "node_id", "left").select(
+        "node_id",
+        "namespace",
+        "name",
+        "created_at",
+        "updated_at",
+        F.col("src.source_name").alias("source_name"),
+        F.col("src.event_time").alias("source_time"),
+        F.col("src.seq").alias("source_seq"),
+        F.col("v.version_id").alias("current_version"),
+        F.col("v.event_time").alias("version_time"),
+        F.col("v.seq").alias("version_seq"),
+    )
+
+
+def facet_history(refs: DataFrame) -> DataFrame:
+    """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one."""
+    rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value")).where(
+        F.col("value").isNotNull()
+    )
+    rows = rows.withColumn("value_hash", digest(F.col("value")))
+    pick = F.max(F.struct("value_hash", "value"))
+    return rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
+        pick.value_hash.alias("value_hash"),
+        F.when(F.get_json_object(pick.value, "$._deleted") == "true", 1).otherwise(0).alias("deleted"),
+        pick.value.alias("value"),
+    )
+
+
+def facet_values(*histories: DataFrame) -> DataFrame:
+    values = None
+    for history in histories:
+        part = history.select(F.col("value_hash").alias("hash"), "value")
+        values = part if values is None else values.unionByName(part)
+    assert values is not None
+    return values.dropDuplicates(["hash"])
+
+
+def symlinks(refs: DataFrame) -> DataFrame:
+    """dataset → alias pairs from the symlinks facet (any time it was asserted)."""
+    identifiers = F.from_json(
+        F.get_json_object(F.col("facets")["symlinks"], "$.identifiers"),
+        ArrayType(
+            StructType(
+                [
+                    StructField("namespace", StringType()),
+                    StructField("name", StringType()),
+                    StructField("type", StringType()),
+                ]
+            )
+        ),
+    )
+    rows = refs.where(F.col("facets")["symlinks"].isNotNull()).select(
+        "node_id", F.explode(identifiers).alias("i")
+    )
+    rows = rows.where(F.col("i.name").isNotNull() & F.col("i.namespace").isNotNull()).select(
+        "node_id",
+        dataset_node(F.col("i.namespace"), F.col("i.name")).alias("alias_node_id"),
+        F.coalesce(F.col("i.type"), F.lit("")).alias("type"),
+    )
+    rows = rows.where(F.col("node_id") != F.col("alias_node_id"))
+    return rows.groupBy("node_id", "alias_node_id").agg(F.min("type").alias("type"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema fields and column lineage: parsed once per distinct facet value
+# ---------------------------------------------------------------------------------------------
+_FIELD = StructType(
+    [
+        StructField("path", StringType()),
+        StructField("position", IntegerType()),
+        StructField("type", StringType()),
+        StructField("description", StringType()),
+    ]
+)
+
+
+@F.udf(returnType=ArrayType(_FIELD))  # type: ignore[misc]
+def _flatten_fields(fields_json: str | None) -> list[tuple[str, int, str | None, str | None]]:
+    import orjson
+
+    out: list[tuple[str, int, str | None, str | None]] = []
+    try:
+        fields = orjson.loads(fields_json) if fields_json else []
+    except orjson.JSONDecodeError:
+        return out
+
+    def walk(items: object, prefix: str) -> None:
+        if not isinstance(items, list):
+            return
+        for item in items:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                continue
+            path = f"{prefix}{item['name']}"
+            kind, text = item.get("type"), item.get("description")
+            out.append((path, len(out), kind if isinstance(kind, str) else None, text if isinstance(text, str) else None))
+            walk(item.get("fields"), path + ".")
+
+    walk(fields, "")
+    return out
+
+
+def schema_fields(history: DataFrame) -> DataFrame:
+    """Fields (nested ones flattened to dotted paths) of every distinct schema, by schema hash."""
+    schemas = (
+        history.where((F.col("name") == "schema") & (F.col("deleted") == 0))
+        .select(F.get_json_object("value", "$.fields").alias("fields"))
+        .where(F.col("fields").isNotNull())
+        .dropDuplicates()
+        .select(digest(F.col("fields")).alias("schema_hash"), F.explode(_flatten_fields("fields")).alias("f"))
+    )
+    return schemas.select("schema_hash", "f.path", "f.position", "f.type", "f.description").dropDuplicates(
+        ["schema_hash", "path"]
+    )
+
+
+_LINEAGE = StructType(
+    [
+        StructField("field", StringType()),
+        StructField("input_node_id", StringType()),
+        StructField("input_field", StringType()),
+        StructField("type", StringType()),
+        StructField("subtype", StringType()),
+        StructField("description", StringType()),
+        StructField("masking", BooleanType()),
+    ]
+)
+
+
+@F.udf(returnType=ArrayType(_LINEAGE))  # type: ignore[misc]
+def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str | None, bool | None]]:
+    import orjson
+
+    try:
+        facet = orjson.loads(value) if value else {}
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(facet, dict):
+        return []
+    rows: dict[tuple[str, str, str, str, str], tuple[str | None, bool | None]] = {}
+
+    def add(field: str, inputs: object, legacy: dict[str, object]) -> None:
+        if not isinstance(inputs, list):
+            return
+        for source in inputs:
+            if not isinstance(source, dict):
+                continue
+            ns, name, src_field = source.get("namespace"), source.get("name"), source.get("field")
+            if not (isinstance(ns, str) and isinstance(name, str)):
+                continue
+            node = f"dataset:{ns}:{name}"
+            src = src_field if isinstance(src_field, str) else ""
+            transformations = source.get("transformations")
+            if isinstance(transformations, list) and transformations:
+                for t in transformations:
+                    if isinstance(t, dict):
+                        kind = t.get("type") if isinstance(t.get("type"), str) else "DIRECT"
+                        sub = t.get("subtype") if isinstance(t.get("subtype"), str) else ""
+                        text = t.get("description") if isinstance(t.get("description"), str) else None
+                        mask = t.get("masking") if isinstance(t.get("masking"), bool) else None
+                        rows[(field, node, src, str(kind), str(sub))] = (text, mask)  # type: ignore[assignment]
+            else:  # deprecated form: transformationType / transformationDescription on the field
+                legacy_type = legacy.get("transformationType")
+                legacy_text = legacy.get("transformationDescription")
+                kind = "INDIRECT" if legacy_type == "INDIRECT" else "DIRECT"
+                sub = legacy_type if isinstance(legacy_type, str) and legacy_type not in ("DIRECT", "INDIRECT") else ""
+                rows[(field, node, src, kind, sub)] = (
+                    legacy_text if isinstance(legacy_text, str) else None,
+                    None,
+                )
+
+    fields = facet.get("fields")
+    if isinstance(fields, dict):
+        for name, spec in fields.items():
+            if isinstance(spec, dict):
+                add(name, spec.get("inputFields"), spec)
+    dataset_level = facet.get("dataset")
+    if isinstance(dataset_level, list):
+        add("", dataset_level, {})
+    return [(*key, *extra) for key, extra in sorted(rows.items())]
+
+
+def column_lineage(history: DataFrame) -> DataFrame:
+    """Column lineage edges of every distinct columnLineage facet value, keyed by its hash."""
+    facets = (
+        history.where((F.col("name") == "columnLineage") & (F.col("deleted") == 0))
+        .select(F.col("value_hash").alias("facet_hash"), "value")
+        .dropDuplicates(["facet_hash"])
+    )
+    rows = facets.select("facet_hash", F.explode(_lineage_rows("value")).alias("c"))
+    return rows.select(
+        "facet_hash",
+        "c.field",
+        "c.input_node_id",
+        "c.input_field",
+        "c.type",
+        "c.subtype",
+        "c.description",
+        F.col("c.masking").cast("int").alias("masking"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs and jobs
+# ---------------------------------------------------------------------------------------------
+def _micros(text: Column) -> Column:
+    """Fixed-width UTC text (100 ns) → microseconds since the epoch."""
+    return F.unix_micros(F.to_timestamp(F.substring(text, 1, 26), "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"))
+
+
+def runs(run_events: DataFrame) -> DataFrame:
+    """One row per run, from all of its events: the state by event semantics, times from eventTime.
+
+    A terminal event (COMPLETE, FAIL, ABORT) outranks START and RUNNING whatever their times or
+    arrival order; among events of one rank the latest eventTime (then seq) decides.
+    """
+    ev = run_events.where(F.col("run_id").isNotNull() & F.col("doc.job.name").isNotNull())
+    rank = (
+        F.when(F.col("event_type").isin(*TERMINAL), 2)
+        .when(F.col("event_type").isin("START", "RUNNING"), 1)
+        .otherwise(0)
+    )
+    state_map = F.create_map(*[F.lit(x) for pair in _STATES.items() for x in pair])
+    ev = ev.withColumn("rank", rank).withColumn("job_node_id", job_node(F.col("doc.job.namespace"), F.col("doc.job.name")))
+    decided = F.max(F.struct("rank", "event_time", "seq", "event_type"))
+    latest = F.max(F.struct("event_time", "seq", "job_node_id"))
+    out = ev.groupBy("run_id").agg(
+        latest.job_node_id.alias("job_node_id"),
+        decided.alias("decided"),
+        F.min(F.when(F.col("event_type") == "START", F.col("event_time"))).alias("start_time"),
+        F.min(F.when(F.col("rank") == 1, F.col("event_time"))).alias("running_time"),
+        F.min("event_time").alias("first_event_time"),
+        F.max("event_time").alias("last_event_time"),
+        F.max(F.when(F.col("parent_run_id").isNotNull(), F.struct("event_time", "seq", "parent_run_id"))).alias("p"),
+        F.max(F.when(F.col("root_run_id").isNotNull(), F.struct("event_time", "seq", "root_run_id"))).alias("r"),
+        F.max(
+            F.when(
+                F.col("doc.run.facets")["nominalTime"].isNotNull(),
+                F.struct("event_time", "seq", F.col("doc.run.facets")["nominalTime"].alias("v")),
+            )
+        ).alias("n"),
+        F.count(F.lit(1)).alias("event_count"),
+        F.max("seq").alias("updated_seq"),
+    )
+    started = F.coalesce("start_time", "running_time", "first_event_time")
+    ended = F.when(F.col("decided.rank") == 2, F.col("decided.event_time"))
+    return out.select(
+        "run_id",
+        "job_node_id",
+        state_map[F.col("decided.event_type")].alias("state"),
+        F.col("decided.event_time").alias("state_time"),
+        started.alias("started_at"),
+        ended.alias("ended_at"),
+        F.when(ended.isNotNull(), F.floor((_micros(ended) - _micros(started)) / 1000).cast("long")).alias(
+            "duration_ms"
+        ),
+        F.get_json_object("n.v", "$.nominalStartTime").alias("nominal_start"),
+        F.get_json_object("n.v", "$.nominalEndTime").alias("nominal_end"),
+        F.col("p.parent_run_id").alias("parent_run_id"),
+        F.coalesce(F.col("r.root_run_id"), F.col("p.parent_run_id"), F.col("run_id")).alias("root_run_id"),
+        "first_event_time",
+        "last_event_time",
+        "event_count",
+        "updated_seq",
+    )
+
+
+def run_facets(run_events: DataFrame) -> DataFrame:
+    """Run facets merged across the run's events: for one name, the latest eventTime wins."""
+    rows = run_events.where(F.col("run_id").isNotNull()).select(
+        "run_id", "event_time", "seq", F.explode(_trusted(F.col("doc.run.facets"), F.lit("run.facets."))).alias(
+            "name", "value"
+        )
+    )
+    rows = rows.where(F.col("value").isNotNull()).withColumn("value_hash", digest(F.col("value")))
+    latest = F.max(F.struct("event_time", "seq", "value_hash", "value"))
+    return rows.groupBy("run_id", "name").agg(
+        latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"), latest.value.alias("value")
+    )
+
+
+def run_io(refs: DataFrame) -> DataFrame:
+    return (
+        refs.where(F.col("run_id").isNotNull() & F.col("role").isin("input", "output"))
+        .select("run_id", F.col("role").alias("direction"), "node_id")
+        .dropDuplicates()
+    )
+
+
+def run_io_facets(refs: DataFrame) -> DataFrame:
+    rows = refs.where(F.col("run_id").isNotNull() & F.col("role").isin("input", "output")).select(
+        "run_id",
+        F.col("role").alias("direction"),
+        "node_id",
+        "event_time",
+        "seq",
+        F.explode("io_facets").alias("name", "value"),
+    )
+    rows = rows.where(F.col("value").isNotNull()).withColumn("value_hash", digest(F.col("value")))
+    latest = F.max(F.struct("event_time", "seq", "value_hash", "value"))
+    return rows.groupBy("run_id", "direction", "node_id", "name").agg(
+        latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"), latest.value.alias("value")
+    )
+
+
+def run_job_versions(run_jobs: DataFrame, io: DataFrame) -> DataFrame:
+    """The job version each run ran: from the job, its code location and SQL (latest in the run)
+    and the run's sorted inputs and outputs."""
+    facets = run_jobs.where(F.col("run_id").isNotNull())
+    location = F.max(
+        F.when(
+            F.col("facets")["sourceCodeLocation"].isNotNull(),
+            F.struct("event_time", "seq", F.col("facets")["sourceCodeLocation"].alias("v")),
+        )
+    )
+    query = F.max(
+        F.when(F.col("facets")["sql"].isNotNull(), F.struct("event_time", "seq", F.col("facets")["sql"].alias("v")))
+    )
+    code = facets.groupBy("run_id", F.col("node_id").alias("job_node_id")).agg(
+        location.v.alias("location_facet"), query.v.alias("sql_facet")
+    )
+    sides = io.groupBy("run_id").agg(
+        F.array_sort(F.collect_set(F.when(F.col("direction") == "input", F.col("node_id")))).alias("inputs"),
+        F.array_sort(F.collect_set(F.when(F.col("direction") == "output", F.col("node_id")))).alias("outputs"),
+    )
+    joined = code.join(sides, "run_id", "left")
+    location_text = F.concat_ws(
+        " ",
+        *[F.get_json_object("location_facet", f"$.{k}") for k in ("type", "url", "repoUrl", "path", "version", "tag", "branch")],
+    )
+    sql_text = F.get_json_object("sql_facet", "$.query")
+    return joined.select(
+        "run_id",
+        "job_node_id",
+        F.when(F.col("location_facet").isNotNull(), location_text).alias("source_code_location"),
+        sql_text.alias("sql"),
+        F.coalesce("inputs", F.array().cast("array<string>")).alias("inputs"),
+        F.coalesce("outputs", F.array().cast("array<string>")).alias("outputs"),
+    ).withColumn(
+        "version_id",
+        digest(
+            F.col("job_node_id"),
+            F.col("source_code_location"),
+            F.col("sql"),
+            F.array_join("inputs", "\u001e"),
+            F.array_join("outputs", "\u001e"),
+        ),
+    )
+
+
+def job_versions(versions: DataFrame) -> DataFrame:
+    return versions.select(
+        "version_id", F.col("job_node_id").alias("node_id"), "source_code_location", "sql"
+    ).dropDuplicates(["version_id"])
+
+
+def job_version_io(versions: DataFrame) -> DataFrame:
+    ins = versions.select("version_id", F.lit("input").alias("direction"), F.explode("inputs").alias("node_id"))
+    outs = versions.select("version_id", F.lit("output").alias("direction"), F.explode("outputs").alias("node_id"))
+    return ins.unionByName(outs).dropDuplicates()
+
+
+def runs_with_versions(run_rows: DataFrame, versions: DataFrame) -> DataFrame:
+    v = versions.select("run_id", F.col("version_id").alias("job_version"))
+    return run_rows.join(v, "run_id", "left")
+
+
+def jobs(job_rows: DataFrame, run_rows: DataFrame) -> DataFrame:
+    """Jobs: first and last mention; the version of the latest run (by start time, then run id)."""
+    times = job_rows.groupBy("node_id", "namespace", "name").agg(
+        F.min("event_time").alias("created_at"), F.max("event_time").alias("updated_at")
+    )
+    latest = run_rows.groupBy(F.col("job_node_id").alias("node_id")).agg(
+        F.max(F.struct(F.col("started_at"), F.col("run_id"), F.col("job_version"))).alias("l")
+    )
+    return times.join(latest, "node_id", "left").select(
+        "node_id",
+        "namespace",
+        "name",
+        "created_at",
+        "updated_at",
+        F.col("l.job_version").alias("current_version"),
+        F.col("l.run_id").alias("latest_run_id"),
+        F.col("l.started_at").alias("latest_run_time"),
+    )
+
+
+def job_parents(events: DataFrame) -> DataFrame:
+    """parent job → child job pairs from the parent run facet."""
+    parent = F.col("doc.run.facets")["parent"]
+    ns = F.get_json_object(parent, "$.job.namespace")
+    name = F.get_json_object(parent, "$.job.name")
+    rows = events.where(parent.isNotNull() & ns.isNotNull() & name.isNotNull() & F.col("doc.job.name").isNotNull())
+    return rows.select(
+        job_node(ns, name).alias("parent_node_id"),
+        job_node(F.col("doc.job.namespace"), F.col("doc.job.name")).alias("child_node_id"),
+    ).dropDuplicates()
