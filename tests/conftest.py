@@ -140,7 +140,8 @@ def _database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) 
         return f"sqlite:///{tmp_path / 'headwater.db'}"
     url: str = request.getfixturevalue("postgres_url")
     with psycopg.connect(url, autocommit=True) as conn:  # a clean store for every test
-        conn.execute("DROP TABLE IF EXISTS events, dead_letters, schema_migrations CASCADE")
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
     return url
 
 

@@ -1,4 +1,4 @@
-"""The `headwater` command: serve, ingest files, manage the database, show the settings."""
+"""The `headwater` command: serve, up, ingest files, run the pipeline, manage the database, show the settings."""
 
 from __future__ import annotations
 
@@ -51,7 +51,9 @@ def main(config: str | None) -> None:
     """Headwater: an OpenLineage lineage server.
 
     \b
-    Start it:               headwater serve
+    Start everything:       headwater up            (server + lineage pipeline; --demo for sample data)
+    Start the server only:  headwater serve
+    Build the lineage:      headwater pipeline run  (or --continuous)
     Send it events:         POST http://127.0.0.1:8008/api/v1/lineage (the OpenLineage HTTP transport)
     Replay event files:     headwater ingest events.ndjson more/
     Consume from Kafka:     headwater consume (or HEADWATER_KAFKA_ENABLED=true headwater serve)
@@ -410,6 +412,195 @@ def _echo_group_lag(settings: Settings) -> None:
     for lag in lags:
         committed = "-" if lag.committed is None else str(lag.committed)
         click.echo(f"  {lag.topic}[{lag.partition}] committed {committed}, end {lag.high}: lag {lag.lag}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The lineage pipeline
+# ---------------------------------------------------------------------------------------------
+pipeline_options = [
+    database_option,
+    click.option("--master", "spark_master", help="Spark master: local[*] (default), local[N], spark://host:7077."),
+    click.option("--batch-events", "pipeline_batch_events", type=click.IntRange(min=1), help="Events per batch."),
+    click.option(
+        "--dogfood/--no-dogfood",
+        "pipeline_dogfood",
+        default=None,
+        help="Report the pipeline's own runs as OpenLineage events (default on).",
+    ),
+    click.option("--log-level", help="debug, info, warning or error."),
+]
+
+
+def _with_pipeline_options(command: Any) -> Any:
+    for option in reversed(pipeline_options):
+        command = option(command)
+    return command
+
+
+def _open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
+    """Store, SparkSession and Pipeline for the settings, with a progress bar unless quiet."""
+    from tqdm import tqdm
+
+    from headwater.pipeline.runner import Pipeline
+    from headwater.pipeline.session import spark_session
+    from headwater.store import open_store
+
+    try:
+        store = open_store(settings.database_url)
+        click.echo(f"starting Spark ({settings.spark_master})…", err=True)
+        spark = spark_session(settings.spark_master)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    bar = None if quiet else tqdm(unit="step", desc="pipeline", leave=False, disable=None)
+
+    def progress(step: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(step)
+            bar.update()
+
+    pipeline = Pipeline(
+        spark,
+        store,
+        batch_events=settings.pipeline_batch_events,
+        partitions=settings.pipeline_partitions,
+        dogfood=settings.pipeline_dogfood,
+        progress=progress,
+    )
+    if bar is not None:
+        from headwater.pipeline.publish import FACT_TABLES, GRAPH_TABLES
+
+        _, batches = pipeline.pending()
+        bar.total = batches * (len(FACT_TABLES) + 1) + len(GRAPH_TABLES) + 1
+    return store, spark, pipeline
+
+
+def _describe_pass(result: Any) -> str:
+    if not result.batches and not result.graph:
+        return f"nothing new (checkpoint seq {result.checkpoint})"
+    return (
+        f"{result.batches} batch(es), seq up to {result.checkpoint}, graph {'rebuilt' if result.graph else 'kept'}, "
+        f"{result.seconds:.1f} s"
+    )
+
+
+@main.group()
+def pipeline() -> None:
+    """The Spark pipeline that turns stored events into the lineage model.
+
+    \b
+    Once:          headwater pipeline run                   (new events since the last run)
+    Keep up:       headwater pipeline run --continuous      (a pass every 5 s)
+    On a cluster:  headwater pipeline run --master spark://host:7077
+    From scratch:  headwater pipeline rebuild
+
+    Each batch is published with its checkpoint in one transaction: stop it at any moment and
+    the next run carries on, with the same model an uninterrupted run would have built.
+    """
+
+
+@pipeline.command("run")
+@_with_pipeline_options
+@click.option("--continuous", is_flag=True, help="Keep running: a pass every --interval.")
+@click.option("--interval", "pipeline_interval", type=float, help="Seconds between continuous passes (default 5).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
+    """Process the events above the checkpoint and publish the lineage model."""
+    settings = _settings(ctx, **options)
+    _setup_logging(settings.log_level)
+    store, spark, runner = _open_pipeline(settings, quiet=quiet or continuous)
+    try:
+        if continuous:
+            click.echo(f"pipeline: a pass every {settings.pipeline_interval:g} s; Ctrl-C stops", err=True)
+            runner.continuous(settings.pipeline_interval)
+        else:
+            click.echo(_describe_pass(runner.run_once()))
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        spark.stop()
+        store.close()
+
+
+@pipeline.command("rebuild")
+@_with_pipeline_options
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None:
+    """Empty the lineage model and recompute it from every stored event."""
+    settings = _settings(ctx, **options)
+    _setup_logging(settings.log_level)
+    store, spark, runner = _open_pipeline(settings, quiet=True)
+    try:
+        click.echo(_describe_pass(runner.rebuild()))
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        spark.stop()
+        store.close()
+
+
+@main.command()
+@_with_pipeline_options
+@click.option("--host", help="Listen address (default 127.0.0.1).")
+@click.option("--port", type=int, help="Port (default 8008).")
+@click.option("--interval", "pipeline_interval", type=float, help="Seconds between pipeline passes (default 5).")
+@click.option("--demo", is_flag=True, help="First load a generated, realistic lineage (a few hundred events).")
+@click.pass_context
+def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
+    """Run everything on this machine: the HTTP server and the continuous pipeline.
+
+    The server runs as a child process (`headwater serve` with the same settings); the pipeline
+    runs here and publishes new events every --interval seconds. Ctrl-C stops both.
+    """
+    import subprocess
+    import threading
+
+    settings = _settings(ctx, **options)
+    _setup_logging(settings.log_level)
+    if demo:
+        loaded = _load_demo(settings)
+        click.echo(f"demo lineage: {loaded} events stored", err=True)
+    env = {**os.environ, **to_environment(settings)}
+    env.pop("HEADWATER_CONFIG", None)
+    server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
+    store, spark, runner = _open_pipeline(settings, quiet=True)
+    stop = threading.Event()
+    try:
+        runner.continuous(
+            settings.pipeline_interval,
+            stop,
+            on_pass=lambda result: server.poll() is not None and stop.set(),
+        )
+    except KeyboardInterrupt:
+        click.echo("stopping", err=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+        spark.stop()
+        store.close()
+    if server.returncode not in (0, -15, None) and not stop.is_set():
+        sys.exit(1)
+
+
+def _load_demo(settings: Settings) -> int:
+    """Store the demo lineage through the same validation as any producer's events."""
+    import orjson
+
+    from headwater.demo.lineage import demo_events
+    from headwater.events.times import format_ticks, now_ticks
+    from headwater.events.validate import validate_event
+    from headwater.store import open_store
+
+    store = open_store(settings.database_url)
+    try:
+        events = [validate_event(doc, orjson.dumps(doc)) for doc in demo_events()]
+        stored = store.append(events, format_ticks(now_ticks()))
+    finally:
+        store.close()
+    return sum(stored)
 
 
 @main.group()

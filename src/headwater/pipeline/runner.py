@@ -47,6 +47,7 @@ class Pipeline:
         batch_events: int = 500_000,
         partitions: int = 0,
         dogfood: bool = True,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self.spark = spark
         self.store = store
@@ -54,6 +55,7 @@ class Pipeline:
         self.batch_events = max(1, batch_events)
         self.partitions = partitions or 2 * spark.sparkContext.defaultParallelism
         self.reporter = Reporter(store) if dogfood else None
+        self.progress = progress or (lambda _step: None)
 
     # -- reading ------------------------------------------------------------------------------
     def _events(self, low: int, high: int, *, readback: bool = False) -> DataFrame:
@@ -134,9 +136,11 @@ class Pipeline:
             tick = time.perf_counter()
             publish.stage(self.store, self.url, publish.TABLES[name], frame)
             result.stages[name] = result.stages.get(name, 0.0) + time.perf_counter() - tick
+            self.progress(name)
         tick = time.perf_counter()
         publish.merge_facts(self.store, low, high)
         result.stages["merge"] = result.stages.get("merge", 0.0) + time.perf_counter() - tick
+        self.progress("merge")
         for frame in (run_rows, run_versions, dataset_history, refs, run_events, new):
             frame.unpersist()
         result.batches += 1
@@ -170,11 +174,19 @@ class Pipeline:
         }
         for name, frame in frames.items():
             publish.stage(self.store, self.url, publish.TABLES[name], frame)
+            self.progress(name)
         publish.replace_graph(self.store, checkpoint)
+        self.progress("graph")
         for frame in (ultimate, condensed, edges, alias_map):
             frame.unpersist()
         result.graph = True
         result.stages["graph"] = result.stages.get("graph", 0.0) + time.perf_counter() - tick
+
+    def pending(self) -> tuple[int, int]:
+        """(events waiting above the checkpoint, batches they make): what the next pass will do."""
+        checkpoint, _ = publish.read_state(self.store)
+        waiting = max(0, self._high_water() - checkpoint)
+        return waiting, -(-waiting // self.batch_events)
 
     # -- passes ----------------------------------------------------------------------------------
     def run_once(self) -> PassResult:

@@ -1,0 +1,17 @@
+"""One SparkSession for the whole test session (per xdist worker), in local mode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from headwater.pipeline.session import spark_session
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    session = spark_session("local[2]", app_name="headwater-tests")
+    yield session
+    session.stop()

@@ -1,0 +1,191 @@
+"""Each transformation on a handful of rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from pyspark.sql import DataFrame, SparkSession
+
+from headwater.pipeline import transforms as tr
+from tests.pipeline.rows import dataset, dataset_event, facet, run_event, stored, t
+
+
+def rows(df: DataFrame, *columns: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r[c] for c in columns) for r in df.collect())
+
+
+def run_rows(spark: SparkSession, docs: list[dict[str, Any]]) -> dict[str, Any]:
+    events = stored(spark, docs)
+    out = tr.runs(events).collect()
+    return {r["run_id"]: r for r in out}
+
+
+def test_terminal_state_is_not_overridden_by_late_start_or_running(spark: SparkSession) -> None:
+    runs = run_rows(
+        spark,
+        [
+            run_event("r1", "COMPLETE", t(30)),  # arrives first
+            run_event("r1", "START", t(10)),
+            run_event("r1", "RUNNING", t(20)),
+            run_event("r2", "START", t(5)),
+            run_event("r2", "RUNNING", t(7)),
+            run_event("r3", "START", t(1)),
+            run_event("r3", "FAIL", t(4)),
+            run_event("r3", "RUNNING", t(50)),  # later eventTime, still not a terminal
+        ],
+    )
+    assert runs["r1"]["state"] == "COMPLETED"
+    assert runs["r1"]["started_at"] == t(10) and runs["r1"]["ended_at"] == t(30)
+    assert runs["r1"]["duration_ms"] == 20_000
+    assert runs["r1"]["event_count"] == 3
+    assert runs["r2"]["state"] == "RUNNING" and runs["r2"]["ended_at"] is None
+    assert runs["r3"]["state"] == "FAILED" and runs["r3"]["duration_ms"] == 3_000
+
+
+def test_run_without_start_starts_at_its_first_event(spark: SparkSession) -> None:
+    runs = run_rows(spark, [run_event("r", "ABORT", t(9)), run_event("r", "OTHER", t(3))])
+    assert runs["r"]["state"] == "ABORTED"
+    assert runs["r"]["started_at"] == t(3)
+
+
+def test_run_facets_latest_event_time_wins_and_parent_and_nominal(spark: SparkSession) -> None:
+    parent = facet(run={"runId": "p1"}, job={"namespace": "ns", "name": "dag"}, root={"run": {"runId": "root1"}, "job": {"namespace": "ns", "name": "dag"}})  # fmt: skip
+    docs = [
+        run_event("r", "COMPLETE", t(20), run_facets={"x": facet(v=2), "parent": parent}),
+        run_event("r", "START", t(10), run_facets={"x": facet(v=1), "nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")}),  # fmt: skip
+    ]
+    events = stored(spark, docs)
+    facets = {r["name"]: orjson.loads(r["value"]) for r in tr.run_facets(events).collect()}
+    assert facets["x"]["v"] == 2
+    assert set(facets) == {"x", "parent", "nominalTime"}
+    run = tr.runs(events).collect()[0]
+    assert run["parent_run_id"] == "p1"
+    assert run["nominal_start"] == "2026-01-01T00:00:00Z"
+    assert rows(tr.job_parents(events), "parent_node_id", "child_node_id") == [("job:ns:dag", "job:ns:job")]
+
+
+def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> None:
+    docs = [
+        dataset_event(t(1), dataset("db", "t", documentation=facet(description="one"))),
+        dataset_event(t(2), dataset("db", "t", documentation={"_deleted": True})),
+        run_event("r", "START", t(3), outputs=[dataset("db", "t", schema=facet(fields="broken"))]),
+    ]
+    events = stored(spark, docs, untrusted={3: ["outputs[0].facets.schema"]})
+    history = tr.facet_history(tr.dataset_refs(events))
+    assert rows(history, "node_id", "name", "valid_from", "deleted") == [
+        ("dataset:db:t", "documentation", t(1), 0),
+        ("dataset:db:t", "documentation", t(2), 1),
+    ]
+
+
+def test_schema_fields_are_flattened_with_paths(spark: SparkSession) -> None:
+    fields = [
+        {"name": "id", "type": "int"},
+        {"name": "address", "type": "struct", "fields": [{"name": "city", "type": "string", "description": "c"}]},
+    ]
+    events = stored(spark, [run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=facet(fields=fields))])])
+    history = tr.facet_history(tr.dataset_refs(events))
+    assert rows(tr.schema_fields(history), "path", "position", "type", "description") == [
+        ("address", 1, "struct", None),
+        ("address.city", 2, "string", "c"),
+        ("id", 0, "int", None),
+    ]
+
+
+def test_dataset_versions_follow_content_not_runs(spark: SparkSession) -> None:
+    one = facet(fields=[{"name": "a", "type": "int"}])
+    two = facet(fields=[{"name": "a", "type": "int"}, {"name": "b", "type": "int"}])
+    docs = [
+        run_event("r1", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=one)]),
+        run_event("r2", "COMPLETE", t(2), outputs=[dataset("db", "t", schema=one)]),
+        run_event("r3", "COMPLETE", t(3), outputs=[dataset("db", "t", schema=two)]),
+        run_event("r4", "COMPLETE", t(4), inputs=[dataset("db", "t", schema=two)]),  # reading: no version
+    ]
+    versions = tr.dataset_versions(tr.dataset_refs(stored(spark, docs)))
+    version_rows = tr.dataset_version_rows(versions).collect()
+    assert len(version_rows) == 2
+    by_creator = {r["created_by_run"]: r for r in version_rows}
+    assert set(by_creator) == {"r1", "r3"}
+    links = rows(tr.dataset_version_runs(versions), "run_id")
+    assert links == [("r1",), ("r2",), ("r3",)]
+    current = tr.datasets(tr.dataset_refs(stored(spark, docs)), versions).collect()[0]
+    assert current["current_version"] == by_creator["r3"]["version_id"]
+
+
+def test_job_version_ignores_the_order_of_inputs(spark: SparkSession) -> None:
+    a, b, out = dataset("db", "a"), dataset("db", "b"), dataset("db", "out")
+    code = {"sourceCodeLocation": facet(type="git", url="https://git/x", version="abc")}
+    docs = [
+        run_event("r1", "START", t(1), inputs=[a, b], job_facets=code),
+        run_event("r1", "COMPLETE", t(2), outputs=[out]),
+        run_event("r2", "COMPLETE", t(3), inputs=[b, a], outputs=[out], job_facets=code),
+        run_event("r3", "COMPLETE", t(4), inputs=[a], outputs=[out], job_facets=code),
+    ]
+    events = stored(spark, docs)
+    io = tr.run_io(tr.dataset_refs(events))
+    versions = {r["run_id"]: r for r in tr.run_job_versions(tr.job_refs(events), io).collect()}
+    assert versions["r1"]["version_id"] == versions["r2"]["version_id"] != versions["r3"]["version_id"]
+    assert versions["r1"]["inputs"] == ["dataset:db:a", "dataset:db:b"]
+    assert versions["r1"]["source_code_location"].startswith("git https://git/x")
+
+
+def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> None:
+    new_form = facet(
+        fields={
+            "total": {
+                "inputFields": [
+                    {"namespace": "db", "name": "orders", "field": "amount",
+                     "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum", "masking": False}]},  # fmt: skip
+                ]
+            }
+        },
+        dataset=[{"namespace": "db", "name": "orders", "field": "status",
+                  "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}]}],  # fmt: skip
+    )
+    old_form = facet(
+        fields={
+            "id": {
+                "inputFields": [{"namespace": "db", "name": "users", "field": "id"}],
+                "transformationType": "IDENTITY",
+                "transformationDescription": "copied",
+            }
+        }
+    )
+    docs = [
+        run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "a", columnLineage=new_form), dataset("db", "b", columnLineage=old_form)])  # fmt: skip
+    ]
+    history = tr.facet_history(tr.dataset_refs(stored(spark, docs)))
+    lineage = rows(tr.column_lineage(history), "field", "input_node_id", "input_field", "type", "subtype", "description")
+    assert lineage == [
+        ("", "dataset:db:orders", "status", "INDIRECT", "FILTER", None),
+        ("id", "dataset:db:users", "id", "DIRECT", "IDENTITY", "copied"),
+        ("total", "dataset:db:orders", "amount", "DIRECT", "AGGREGATION", "sum"),
+    ]
+
+
+def test_symlinks_give_alias_pairs(spark: SparkSession) -> None:
+    links = facet(identifiers=[{"namespace": "hive://m", "name": "db.t", "type": "TABLE"}])
+    docs = [run_event("r", "COMPLETE", t(1), outputs=[dataset("s3://lake", "db/t", symlinks=links)])]
+    pairs = rows(tr.symlinks(tr.dataset_refs(stored(spark, docs))), "node_id", "alias_node_id", "type")
+    assert pairs == [("dataset:s3://lake:db/t", "dataset:hive://m:db.t", "TABLE")]
+
+
+def test_namespaces_sources_and_jobs(spark: SparkSession) -> None:
+    source = facet(name="warehouse", uri="postgres://w:5432")
+    docs = [
+        run_event("r1", "START", t(5), job=("etl", "load"), outputs=[dataset("pg", "t", dataSource=source)]),
+        run_event("r1", "COMPLETE", t(9), job=("etl", "load")),
+    ]
+    events = stored(spark, docs)
+    refs, jobs = tr.dataset_refs(events), tr.job_refs(events)
+    assert rows(tr.namespaces(refs, jobs), "name", "created_at", "updated_at") == [
+        ("etl", t(5), t(9)),
+        ("pg", t(5), t(5)),
+    ]
+    assert rows(tr.sources(refs), "name", "uri") == [("warehouse", "postgres://w:5432")]
+    versions = tr.run_job_versions(jobs, tr.run_io(refs))
+    run = tr.runs_with_versions(tr.runs(events), versions)
+    job = tr.jobs(jobs, run).collect()[0]
+    assert job["node_id"] == "job:etl:load" and job["latest_run_id"] == "r1"
+    assert job["current_version"] == versions.collect()[0]["version_id"]
