@@ -101,6 +101,8 @@ def test_dataset_versions_follow_content_not_runs(spark: SparkSession) -> None:
         run_event("r2", "COMPLETE", t(2), outputs=[dataset("db", "t", schema=one)]),
         run_event("r3", "COMPLETE", t(3), outputs=[dataset("db", "t", schema=two)]),
         run_event("r4", "COMPLETE", t(4), inputs=[dataset("db", "t", schema=two)]),  # reading: no version
+        run_event("r5", "START", t(5), outputs=[dataset("db", "t")]),  # no schema yet: the same write
+        run_event("r5", "COMPLETE", t(6), outputs=[dataset("db", "t", schema=two)]),
     ]
     versions = tr.dataset_versions(tr.dataset_refs(stored(spark, docs)))
     version_rows = tr.dataset_version_rows(versions).collect()
@@ -108,9 +110,10 @@ def test_dataset_versions_follow_content_not_runs(spark: SparkSession) -> None:
     by_creator = {r["created_by_run"]: r for r in version_rows}
     assert set(by_creator) == {"r1", "r3"}
     links = rows(tr.dataset_version_runs(versions), "run_id")
-    assert links == [("r1",), ("r2",), ("r3",)]
+    assert links == [("r1",), ("r2",), ("r3",), ("r5",)]
     current = tr.datasets(tr.dataset_refs(stored(spark, docs)), versions).collect()[0]
     assert current["current_version"] == by_creator["r3"]["version_id"]
+    assert current["version_time"] == t(6)
 
 
 def test_job_version_ignores_the_order_of_inputs(spark: SparkSession) -> None:

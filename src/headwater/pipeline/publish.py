@@ -119,12 +119,7 @@ FACT_TABLES: tuple[Table, ...] = (
         ("version_id",),
 _earliest("dataset_versions", "created_at", "created_seq", ("created_at", "created_seq", "created_by_run")),
     ),
-    Table(
-        "dataset_version_runs",
-        ("version_id", "run_id", "event_time"),
-        ("version_id", "run_id"),
-        "event_time = {least}(dataset_version_runs.event_time, excluded.event_time)",
-    ),
+    Table("dataset_version_runs", ("version_id", "run_id", "event_time", "event_seq"), ("version_id", "run_id")),
     Table("job_parents", ("parent_node_id", "child_node_id"), ("parent_node_id", "child_node_id")),
     # run-scoped: staged rows are complete for their runs and replace what was there
     Table("runs", _RUN_COLUMNS, ("run_id",), _replace(_RUN_COLUMNS, ("run_id",))),
@@ -156,7 +151,7 @@ GRAPH_TABLES: tuple[Table, ...] = (
     Table("dataset_depth", ("node_id", "depth"), ("node_id",)),
 )
 TABLES = {t.name: t for t in (*FACT_TABLES, *GRAPH_TABLES)}
-RUN_SCOPED = ("run_facets", "run_io", "run_io_facets")
+RUN_SCOPED = ("run_facets", "run_io", "run_io_facets", "dataset_version_runs")
 MODEL_TABLES = tuple(TABLES)
 
 
@@ -181,11 +176,11 @@ def prepare_staging(store: EventStore) -> None:
                     f"SELECT {', '.join(table.columns)} FROM {table.name} WHERE 0"
                 )
             cur.execute(f"DELETE FROM {table.stage}")
-        if store.backend == "postgresql":
-            cur.execute("CREATE UNLOGGED TABLE IF NOT EXISTS stage_touched_versions (version_id TEXT)")
-        else:
-            cur.execute("CREATE TABLE IF NOT EXISTS stage_touched_versions (version_id TEXT)")
-        cur.execute("DELETE FROM stage_touched_versions")
+        for scratch in ("stage_touched_versions", "stage_touched_dataset_versions"):
+            unlogged = "UNLOGGED " if store.backend == "postgresql" else ""
+            cur.execute(f"CREATE {unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
+            cur.execute(f"DELETE FROM {scratch}")
+        cur.execute("DELETE FROM stage_touched_dataset_versions")
 
 
 def _copy_partition(url: str, table: str, columns: Sequence[str], rows: Iterable[Any]) -> None:
@@ -253,6 +248,11 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
         cur.execute(
             "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs WHERE job_version IS NOT NULL"
         )
+        cur.execute(
+            "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
+            "WHERE run_id IN (SELECT run_id FROM stage_runs)"
+        )
+        cur.execute("INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs")
         for name in RUN_SCOPED:
             cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
         for table in FACT_TABLES:
@@ -265,6 +265,7 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
                 continue
             _merge_table(store, cur, table)
         _recount_job_versions(store, cur)
+        _recount_dataset_versions(cur)
         cur.execute(
             store.sql("UPDATE pipeline_state SET checkpoint = ?, batches = batches + 1, updated_at = ? WHERE name = ?"),
             (checkpoint_to, _now(), "lineage"),
@@ -272,6 +273,7 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
         for table in FACT_TABLES:
             cur.execute(f"DELETE FROM {table.stage}")
         cur.execute("DELETE FROM stage_touched_versions")
+        cur.execute("DELETE FROM stage_touched_dataset_versions")
 
 
 def _recount_job_versions(store: EventStore, cur: Any) -> None:
@@ -289,6 +291,25 @@ def _recount_job_versions(store: EventStore, cur: Any) -> None:
         f"(SELECT v.version_id FROM job_versions v WHERE v.run_count = 0 AND v.version_id IN ({touched}))"
     )
     cur.execute(f"DELETE FROM job_versions WHERE run_count = 0 AND version_id IN ({touched})")
+
+
+def _recount_dataset_versions(cur: Any) -> None:
+    """A dataset version's creation is its earliest write; a version no run wrote any more (a
+    run's early events named content its later events replaced) is removed."""
+    touched = "SELECT version_id FROM stage_touched_dataset_versions"
+    first = (
+        "(SELECT {col} FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id "
+        "ORDER BY l.event_time, l.event_seq LIMIT 1)"
+    )
+    cur.execute(
+        f"UPDATE dataset_versions SET created_at = {first.format(col='l.event_time')}, "
+        f"created_seq = {first.format(col='l.event_seq')}, created_by_run = {first.format(col='l.run_id')} "
+        f"WHERE version_id IN ({touched})"
+    )
+    cur.execute(
+        f"DELETE FROM dataset_versions WHERE version_id IN ({touched}) AND NOT EXISTS "
+        "(SELECT 1 FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id)"
+    )
 
 
 def replace_graph(store: EventStore, graph_checkpoint: int) -> None:

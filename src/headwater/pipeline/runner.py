@@ -100,7 +100,7 @@ class Pipeline:
         run_refs = t.dataset_refs(run_events) if run_events is not new else refs
         run_jobs = t.job_refs(run_events)
 
-        versions = t.dataset_versions(refs)
+        versions = t.dataset_versions(run_refs).persist(StorageLevel.MEMORY_AND_DISK)
         dataset_history = t.facet_history(refs).persist(StorageLevel.MEMORY_AND_DISK)
         job_history = t.facet_history(job_rows)
         facets_of_runs = t.run_facets(run_events)
@@ -141,7 +141,7 @@ class Pipeline:
         publish.merge_facts(self.store, low, high)
         result.stages["merge"] = result.stages.get("merge", 0.0) + time.perf_counter() - tick
         self.progress("merge")
-        for frame in (run_rows, run_versions, dataset_history, refs, run_events, new):
+        for frame in (versions, run_rows, run_versions, dataset_history, refs, run_events, new):
             frame.unpersist()
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)

@@ -187,26 +187,36 @@ def sources(refs: DataFrame) -> DataFrame:
     )
 
 
-def dataset_versions(refs: DataFrame) -> DataFrame:
-    """One row per (output written by a run, event): the version it identifies.
+def _latest_value(value: Column) -> Column:
+    return F.max(F.when(value.isNotNull(), F.struct("event_time", "seq", value.alias("v")))).getField("v")
 
-    A version's identity is the dataset, its schema fields, its datasetVersion and its lifecycle
-    state; not the run. Runs that write the same content share one version.
+
+def dataset_versions(run_refs: DataFrame) -> DataFrame:
+    """The version each run wrote of each of its outputs.
+
+    Its identity is the dataset, its schema fields, its datasetVersion and its lifecycle state,
+    each the latest the run's events give (a START without schema and a COMPLETE with one are one
+    write); not the run id: runs that write the same content share one version.
     """
-    outputs = refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
-    schema = F.get_json_object(F.col("facets")["schema"], "$.fields")
-    label = F.get_json_object(F.col("facets")["version"], "$.datasetVersion")
-    lifecycle = F.get_json_object(F.col("facets")["lifecycleStateChange"], "$.lifecycleStateChange")
-    schema_hash = F.when(schema.isNotNull(), digest(schema))
-    return outputs.select(
+    outputs = run_refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
+    written = outputs.groupBy("run_id", "node_id").agg(
+        _latest_value(F.get_json_object(F.col("facets")["schema"], "$.fields")).alias("schema"),
+        _latest_value(F.get_json_object(F.col("facets")["version"], "$.datasetVersion")).alias("version_label"),
+        _latest_value(
+            F.get_json_object(F.col("facets")["lifecycleStateChange"], "$.lifecycleStateChange")
+        ).alias("lifecycle"),
+        F.max(F.struct("event_time", "seq")).alias("w"),
+    )
+    schema_hash = F.when(F.col("schema").isNotNull(), digest(F.col("schema")))
+    return written.select(
         "node_id",
         "run_id",
-        "event_time",
-        "seq",
+        F.col("w.event_time").alias("event_time"),
+        F.col("w.seq").alias("seq"),
         schema_hash.alias("schema_hash"),
-        label.alias("version_label"),
-        lifecycle.alias("lifecycle"),
-        digest(F.col("node_id"), schema_hash, label, lifecycle).alias("version_id"),
+        "version_label",
+        "lifecycle",
+        digest(F.col("node_id"), schema_hash, F.col("version_label"), F.col("lifecycle")).alias("version_id"),
     )
 
 
@@ -218,7 +228,7 @@ def dataset_version_rows(versions: DataFrame) -> DataFrame:
 
 
 def dataset_version_runs(versions: DataFrame) -> DataFrame:
-    return versions.groupBy("version_id", "run_id").agg(F.min("event_time").alias("event_time"))
+    return versions.select("version_id", "run_id", "event_time", F.col("seq").alias("event_seq"))
 
 
 def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:

@@ -97,6 +97,7 @@ CREATE TABLE dataset_version_runs (
     version_id TEXT COLLATE "C" NOT NULL,
     run_id     TEXT COLLATE "C" NOT NULL,
     event_time TEXT COLLATE "C" NOT NULL,
+    event_seq  BIGINT NOT NULL,
     PRIMARY KEY (version_id, run_id)
 );
 CREATE INDEX dataset_version_runs_by_run ON dataset_version_runs (run_id);

@@ -1,0 +1,206 @@
+"""End to end: events in the store → `Pipeline` → the published model, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import pytest
+from pyspark.sql import SparkSession
+
+from headwater.demo.lineage import DemoShape, demo_events
+from headwater.events.validate import validate_event
+from headwater.pipeline.publish import MODEL_TABLES, TABLES, read_state
+from headwater.pipeline.runner import Pipeline
+from headwater.store.base import EventStore
+from tests.pipeline.oracle import expected_model
+
+from tests.conftest import SPEC_DIR
+
+SPEC_EXAMPLE = SPEC_DIR / "tests" / "example_full_event.json"
+
+
+def ingest(store: EventStore, docs: Iterable[dict[str, Any]]) -> int:
+    events = [validate_event(doc, orjson.dumps(doc)) for doc in docs]
+    stored = 0
+    for start in range(0, len(events), 500):
+        stored += sum(store.append(events[start : start + 500], "2026-11-22T00:00:00.0000000Z"))
+    return stored
+
+
+def dump(store: EventStore) -> dict[str, list[tuple[Any, ...]]]:
+    """Every model table, rows sorted: two equal dumps mean two identical models."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    with store.transaction() as cur:
+        for name in MODEL_TABLES:
+            cols = TABLES[name].columns
+            cur.execute(f"SELECT {', '.join(cols)} FROM {name}")
+            out[name] = sorted((tuple(row) for row in cur.fetchall()), key=repr)
+        cur.execute("SELECT version_id, node_id, created_at, updated_at, run_count FROM job_versions")
+        out["job_versions.counts"] = sorted((tuple(r) for r in cur.fetchall()), key=repr)
+    return out
+
+
+def query(store: EventStore, sql: str) -> list[tuple[Any, ...]]:
+    with store.transaction() as cur:
+        cur.execute(sql)
+        return [tuple(r) for r in cur.fetchall()]
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[dict[str, Any]]:
+    docs = demo_events(DemoShape(jobs=20, runs_per_job=2))
+    if SPEC_EXAMPLE.exists():
+        docs.append(json.loads(SPEC_EXAMPLE.read_text()))
+    return docs
+
+
+def test_model_matches_the_events(spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]) -> None:
+    ingest(store, demo)
+    Pipeline(spark, store, dogfood=False, partitions=3).run_once()
+    exp = expected_model(store)
+
+    assert {r[0] for r in query(store, "SELECT name FROM namespaces")} == exp.namespaces
+    assert {r[0] for r in query(store, "SELECT node_id FROM datasets")} == exp.datasets
+    assert {r[0] for r in query(store, "SELECT node_id FROM jobs")} == exp.jobs
+    runs = {
+        r[0]: {"state": r[1], "started_at": r[2], "ended_at": r[3], "job_node_id": r[4], "event_count": r[5]}
+        for r in query(
+            store, "SELECT run_id, state, started_at, ended_at, job_node_id, event_count FROM runs"
+        )
+    }
+    assert runs == exp.runs
+    assert set(query(store, "SELECT run_id, direction, node_id FROM run_io")) == exp.run_io
+    assert set(query(store, "SELECT parent_node_id, child_node_id FROM job_parents")) == exp.job_parents
+    assert exp.job_parents, "the demo lineage has parent runs"
+
+    # symlinks: one canonical dataset per component, and the graph uses only canonical ids
+    assert set(query(store, "SELECT node_id, alias_node_id FROM dataset_symlinks")) == exp.symlink_pairs
+    assert dict(query(store, "SELECT node_id, canonical_id FROM dataset_aliases")) == exp.canonical
+    assert exp.canonical, "the demo lineage has symlinks"
+    non_canonical = {n for n, c in exp.canonical.items() if n != c}
+    edge_nodes = {n for row in query(store, "SELECT src_id, dst_id FROM lineage_edges") for n in row}
+    assert not edge_nodes & non_canonical
+
+    # current facets: the latest assertion per (dataset, facet), gone when `_deleted`
+    current = {
+        (r[0], r[1]): (None if r[2] else r[1])
+        for r in query(
+            store, "SELECT node_id, name, deleted FROM dataset_facet_history WHERE valid_to IS NULL"
+        )
+    }
+    assert current == exp.current_facets
+    assert any(v is None for v in exp.current_facets.values()), "the demo lineage deletes a facet"
+
+    # versions: far fewer dataset versions than writes (no version per run)
+    writes = len([1 for r in exp.run_io if r[1] == "output"])
+    versions = query(store, "SELECT COUNT(*) FROM dataset_versions")[0][0]
+    assert 0 < versions < writes
+    # every run links to its job's version, every job version is used by a run
+    assert query(store, "SELECT COUNT(*) FROM runs WHERE job_version IS NULL")[0][0] == 0
+    assert (
+        query(
+            store,
+            "SELECT COUNT(*) FROM job_versions v WHERE run_count <> (SELECT COUNT(*) FROM runs r WHERE r.job_version = v.version_id)",
+        )[0][0]
+        == 0
+    )
+    assert query(store, "SELECT COUNT(*) FROM column_lineage")[0][0] > 0
+    assert query(store, "SELECT COUNT(*) FROM schema_fields WHERE path LIKE '%.%'")[0][0] > 0, "nested fields"
+
+    # augmentation: a dataset without upstream is its own ultimate source; others have one upstream
+    condensed = query(store, "SELECT src_id, dst_id FROM condensed_edges")
+    assert condensed
+    has_upstream = {d for _, d in condensed}
+    sources = query(store, "SELECT node_id, other_id, distance FROM ultimate_nodes WHERE kind = 'source'")
+    for node, other, distance in sources:
+        assert other not in has_upstream
+        assert (distance == 0) == (node == other)
+    assert {n for n, _, _ in sources} >= {s for s, _ in condensed} - has_upstream
+    assert read_state(store) == (query(store, "SELECT MAX(seq) FROM events")[0][0],) * 2
+
+
+def test_incremental_runs_build_the_same_model_as_a_rebuild(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
+) -> None:
+    pipeline = Pipeline(spark, store, dogfood=False, partitions=2, batch_events=150)
+    # arrival in three slices, the pipeline running in between (late events cross batches)
+    third = len(demo) // 3
+    for part in (demo[:third], demo[third : 2 * third], demo[2 * third :]):
+        ingest(store, part)
+        pipeline.run_once()
+    incremental = dump(store)
+    assert incremental["runs"] and incremental["lineage_edges"]
+    pipeline.rebuild()
+    assert dump(store) == incremental
+
+
+def _run_cli(database_url: str, *args: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "HEADWATER_DATABASE_URL": database_url, "HEADWATER_LOG_LEVEL": "warning"}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "headwater",
+            "pipeline",
+            "run",
+            "--master",
+            "local[2]",
+            "--no-dogfood",
+            "-q",
+            *args,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def test_sigkilled_runs_then_a_rerun_build_the_uninterrupted_model(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
+) -> None:
+    ingest(store, demo)
+    rng = random.Random(3)
+    kills = 0
+    for _ in range(3):
+        process = _run_cli(store.url, "--batch-events", "120")
+        time.sleep(rng.uniform(10, 25))
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            kills += 1
+        process.wait()
+    finished = _run_cli(store.url, "--batch-events", "120")
+    output, _ = finished.communicate(timeout=600)
+    assert finished.returncode == 0, output.decode()[-3000:]
+    assert kills >= 1
+    after_kills = dump(store)
+    Pipeline(spark, store, dogfood=False).rebuild()
+    assert dump(store) == after_kills
+
+
+def test_the_pipeline_reports_itself(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
+) -> None:
+    ingest(store, demo[:40])
+    pipeline = Pipeline(spark, store, partitions=2)
+    pipeline.run_once()
+    own = query(store, "SELECT event_type FROM events WHERE job_name = 'headwater.pipeline' ORDER BY seq")
+    assert own == [("START",), ("COMPLETE",)]
+    pipeline.run_once()  # publishes the report; its own report of that pass is not needed
+    assert len(query(store, "SELECT 1 FROM events WHERE job_name = 'headwater.pipeline'")) == 2
+    edges = query(
+        store, "SELECT src_id, dst_id FROM lineage_edges WHERE job_id = 'job:headwater:headwater.pipeline'"
+    )
+    assert any(src.endswith(":events") for src, _ in edges)
+    assert any(dst.endswith(":lineage_edges") for _, dst in edges)
+    runs = query(store, "SELECT state FROM runs WHERE job_node_id = 'job:headwater:headwater.pipeline'")
+    assert runs == [("COMPLETED",)]
