@@ -1,5 +1,6 @@
 # Sourced by scripts/run and scripts/test: make ./.venv with Headwater installed, on a fresh
-# Debian/Ubuntu machine too (installs python3-venv through apt when it is missing).
+# Debian/Ubuntu machine too (installs python3-venv through apt when it is missing), with a Java 17+
+# runtime for Spark (pyspark 4 needs one; installed through apt when there is none).
 set -euo pipefail
 
 _sudo() { if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -15,9 +16,66 @@ _python() {
   echo "Headwater needs Python 3.11 or newer (apt-get install python3)" >&2; return 1
 }
 
+# Major version of the Java runtime $1 (a java command), 0 when it does not run: "1.8.0_292" is 8,
+# "17.0.15" is 17, "21" is 21, "23-ea" is 23.
+_java_major() {
+  local out re='version "([0-9]+)(\.([0-9]+))?'
+  out=$("$1" -version 2>&1) || { echo 0; return 0; }
+  if [[ $out =~ $re ]]; then
+    if [ "${BASH_REMATCH[1]}" = 1 ]; then echo "${BASH_REMATCH[3]:-0}"; else echo "${BASH_REMATCH[1]}"; fi
+  else
+    echo 0
+  fi
+}
+
+# The home of a Java 17+ runtime on this machine (the java on PATH, else one in /usr/lib/jvm), or nothing.
+_java17_home() {
+  local java
+  if java=$(command -v java) && [ "$(_java_major "$java")" -ge 17 ]; then
+    java=$(readlink -f "$java"); echo "${java%/bin/java}"; return 0
+  fi
+  for java in /usr/lib/jvm/*/bin/java; do
+    if [ -x "$java" ] && [ "$(_java_major "$java")" -ge 17 ]; then
+      java=$(readlink -f "$java"); echo "${java%/bin/java}"; return 0
+    fi
+  done
+}
+
+# Spark runs $JAVA_HOME/bin/java when JAVA_HOME is set, else the java on PATH: make that a Java 17+,
+# installing one through apt (openjdk-17-jre-headless, else default-jre-headless) when there is none.
+headwater_java() {
+  local home
+  if [ -n "${JAVA_HOME:-}" ]; then
+    [ "$(_java_major "$JAVA_HOME/bin/java")" -ge 17 ] && return 0
+  elif [ "$(_java_major java)" -ge 17 ]; then
+    return 0
+  fi
+  home=$(_java17_home)
+  if [ -z "$home" ]; then
+    echo "installing a Java 17 runtime for Spark (apt)…" >&2
+    { _sudo apt-get update -qq &&
+      _sudo mkdir -p /usr/share/man/man1 && # openjdk's postinst needs it on slim images
+      { _sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null ||
+        _sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null; }
+    } || true
+    hash -r
+    home=$(_java17_home)
+    if [ -z "$home" ]; then
+      echo "Spark needs Java 17 or newer: install one (apt-get install openjdk-17-jre-headless)" \
+        "and put it on PATH or in JAVA_HOME" >&2
+      return 1
+    fi
+  fi
+  if [ -n "${JAVA_HOME:-}" ] || [ "$(_java_major java)" -lt 17 ]; then
+    echo "Spark will use the Java runtime in $home (JAVA_HOME=${JAVA_HOME:-<unset>} before)" >&2
+    export JAVA_HOME="$home"
+  fi
+}
+
 headwater_setup() {
   local extras="${1:-}"
   local py; py=$(_python)
+  headwater_java
   if [ ! -x .venv/bin/python ]; then
     if ! "$py" -c 'import ensurepip, venv' 2>/dev/null; then
       echo "installing python3-venv (apt)…" >&2

@@ -1,4 +1,4 @@
-"""The `headwater` command: serve, up, ingest files, run the pipeline, manage the database, show the settings."""
+"""The `headwater` command: serve, up, ingest files, run the pipeline, manage the database, settings."""
 
 from __future__ import annotations
 
@@ -419,8 +419,12 @@ def _echo_group_lag(settings: Settings) -> None:
 # ---------------------------------------------------------------------------------------------
 pipeline_options = [
     database_option,
-    click.option("--master", "spark_master", help="Spark master: local[*] (default), local[N], spark://host:7077."),
-    click.option("--batch-events", "pipeline_batch_events", type=click.IntRange(min=1), help="Events per batch."),
+    click.option(
+        "--master", "spark_master", help="Spark master: local[*] (default), local[N], spark://host:7077."
+    ),
+    click.option(
+        "--batch-events", "pipeline_batch_events", type=click.IntRange(min=1), help="Events per batch."
+    ),
     click.option(
         "--dogfood/--no-dogfood",
         "pipeline_dogfood",
@@ -467,10 +471,8 @@ def _open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
         progress=progress,
     )
     if bar is not None:
-        from headwater.pipeline.publish import FACT_TABLES, GRAPH_TABLES
-
         _, batches = pipeline.pending()
-        bar.total = batches * (len(FACT_TABLES) + 1) + len(GRAPH_TABLES) + 1
+        bar.total = batches * 2 + 2
     return store, spark, pipeline
 
 
@@ -478,7 +480,8 @@ def _describe_pass(result: Any) -> str:
     if not result.batches and not result.graph:
         return f"nothing new (checkpoint seq {result.checkpoint})"
     return (
-        f"{result.batches} batch(es), seq up to {result.checkpoint}, graph {'rebuilt' if result.graph else 'kept'}, "
+        f"{result.batches} batch(es), seq up to {result.checkpoint}, "
+        f"graph {'rebuilt' if result.graph else 'kept'}, "
         f"{result.seconds:.1f} s"
     )
 
@@ -501,7 +504,9 @@ def pipeline() -> None:
 @pipeline.command("run")
 @_with_pipeline_options
 @click.option("--continuous", is_flag=True, help="Keep running: a pass every --interval.")
-@click.option("--interval", "pipeline_interval", type=float, help="Seconds between continuous passes (default 5).")
+@click.option(
+    "--interval", "pipeline_interval", type=float, help="Seconds between continuous passes (default 5)."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
@@ -546,8 +551,12 @@ def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None
 @_with_pipeline_options
 @click.option("--host", help="Listen address (default 127.0.0.1).")
 @click.option("--port", type=int, help="Port (default 8008).")
-@click.option("--interval", "pipeline_interval", type=float, help="Seconds between pipeline passes (default 5).")
-@click.option("--demo", is_flag=True, help="First load a generated, realistic lineage (a few hundred events).")
+@click.option(
+    "--interval", "pipeline_interval", type=float, help="Seconds between pipeline passes (default 5)."
+)
+@click.option(
+    "--demo", is_flag=True, help="First load a generated, realistic lineage (a few hundred events)."
+)
 @click.pass_context
 def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     """Run everything on this machine: the HTTP server and the continuous pipeline.
@@ -568,12 +577,14 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
     store, spark, runner = _open_pipeline(settings, quiet=True)
     stop = threading.Event()
+
+    def watch_server(_result: Any) -> None:
+        if server.poll() is not None:  # the server died: stop the pipeline too
+            click.echo(f"the server exited with status {server.returncode}", err=True)
+            stop.set()
+
     try:
-        runner.continuous(
-            settings.pipeline_interval,
-            stop,
-            on_pass=lambda result: server.poll() is not None and stop.set(),
-        )
+        runner.continuous(settings.pipeline_interval, stop, on_pass=watch_server)
     except KeyboardInterrupt:
         click.echo("stopping", err=True)
     finally:
@@ -581,7 +592,7 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
         server.wait(timeout=15)
         spark.stop()
         store.close()
-    if server.returncode not in (0, -15, None) and not stop.is_set():
+    if stop.is_set():  # the server had died
         sys.exit(1)
 
 

@@ -207,7 +207,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "pipeline_batch_events",
         500_000,
-        "Most events one pipeline batch takes (each batch is published with its checkpoint in one transaction).",
+        "Most events one pipeline batch takes (each is published with its checkpoint in one transaction).",
         int,
     ),
     Setting(

@@ -46,11 +46,17 @@ def run_event(
 
 
 def dataset_event(time: str, ds: dict[str, Any]) -> dict[str, Any]:
-    return {"eventTime": time, "dataset": ds, "producer": PRODUCER,
-            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent"}  # fmt: skip
+    return {
+        "eventTime": time,
+        "dataset": ds,
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+    }
 
 
-def stored(spark: SparkSession, docs: list[dict[str, Any]], untrusted: dict[int, list[str]] | None = None) -> DataFrame:
+def stored(
+    spark: SparkSession, docs: list[dict[str, Any]], untrusted: dict[int, list[str]] | None = None
+) -> DataFrame:
     """The docs as parsed store rows, seq 1, 2, … in list order (= arrival order).
 
     eventTime must be given in the store's fixed-width form (YYYY-MM-DDTHH:MM:SS.fffffffZ)."""

@@ -9,7 +9,11 @@ from headwater.pipeline import graph
 
 def test_aliases_form_components_whatever_the_direction_of_the_links(spark: SparkSession) -> None:
     links = spark.createDataFrame(
-        [("dataset:s3:b", "dataset:hive:a", "TABLE"), ("dataset:x:c", "dataset:s3:b", ""), ("dataset:p:q", "dataset:p:r", "")],
+        [
+            ("dataset:s3:b", "dataset:hive:a", "TABLE"),
+            ("dataset:x:c", "dataset:s3:b", ""),
+            ("dataset:p:q", "dataset:p:r", ""),
+        ],
         "node_id string, alias_node_id string, type string",
     )
     result = {r["node_id"]: r["canonical_id"] for r in graph.aliases(links).collect()}
@@ -37,7 +41,9 @@ def test_edges_condensed_ultimate_and_depth_with_a_cycle(spark: SparkSession) ->
         "job_id string, version_id string, direction string, node_id string",
     )
     aliases = spark.createDataFrame([("dataset:n:b2", "dataset:n:b")], "node_id string, canonical_id string")
-    parents = spark.createDataFrame([("job:n:dag", "job:n:j1")], "parent_node_id string, child_node_id string")
+    parents = spark.createDataFrame(
+        [("job:n:dag", "job:n:j1")], "parent_node_id string, child_node_id string"
+    )
     edges = graph.lineage_edges(io, parents, aliases)
     triples = sorted((r["src_id"], r["dst_id"], r["edge_type"]) for r in edges.collect())
     assert ("job:n:j3", "dataset:n:b", "output") in triples  # b2 became its canonical b

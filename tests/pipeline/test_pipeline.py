@@ -21,9 +21,8 @@ from headwater.events.validate import validate_event
 from headwater.pipeline.publish import MODEL_TABLES, TABLES, read_state
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
-from tests.pipeline.oracle import expected_model
-
 from tests.conftest import SPEC_DIR
+from tests.pipeline.oracle import expected_model
 
 SPEC_EXAMPLE = SPEC_DIR / "tests" / "example_full_event.json"
 
@@ -109,7 +108,8 @@ def test_model_matches_the_events(spark: SparkSession, store: EventStore, demo: 
     assert (
         query(
             store,
-            "SELECT COUNT(*) FROM job_versions v WHERE run_count <> (SELECT COUNT(*) FROM runs r WHERE r.job_version = v.version_id)",
+            "SELECT COUNT(*) FROM job_versions v WHERE run_count <> "
+            "(SELECT COUNT(*) FROM runs r WHERE r.job_version = v.version_id)",
         )[0][0]
         == 0
     )

@@ -50,10 +50,19 @@ def test_run_without_start_starts_at_its_first_event(spark: SparkSession) -> Non
 
 
 def test_run_facets_latest_event_time_wins_and_parent_and_nominal(spark: SparkSession) -> None:
-    parent = facet(run={"runId": "p1"}, job={"namespace": "ns", "name": "dag"}, root={"run": {"runId": "root1"}, "job": {"namespace": "ns", "name": "dag"}})  # fmt: skip
+    parent = facet(
+        run={"runId": "p1"},
+        job={"namespace": "ns", "name": "dag"},
+        root={"run": {"runId": "root1"}, "job": {"namespace": "ns", "name": "dag"}},
+    )
     docs = [
         run_event("r", "COMPLETE", t(20), run_facets={"x": facet(v=2), "parent": parent}),
-        run_event("r", "START", t(10), run_facets={"x": facet(v=1), "nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")}),  # fmt: skip
+        run_event(
+            "r",
+            "START",
+            t(10),
+            run_facets={"x": facet(v=1), "nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")},
+        ),
     ]
     events = stored(spark, docs)
     facets = {r["name"]: orjson.loads(r["value"]) for r in tr.run_facets(events).collect()}
@@ -82,9 +91,15 @@ def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> Non
 def test_schema_fields_are_flattened_with_paths(spark: SparkSession) -> None:
     fields = [
         {"name": "id", "type": "int"},
-        {"name": "address", "type": "struct", "fields": [{"name": "city", "type": "string", "description": "c"}]},
+        {
+            "name": "address",
+            "type": "struct",
+            "fields": [{"name": "city", "type": "string", "description": "c"}],
+        },
     ]
-    events = stored(spark, [run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=facet(fields=fields))])])
+    events = stored(
+        spark, [run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=facet(fields=fields))])]
+    )
     history = tr.facet_history(tr.dataset_refs(events))
     assert rows(tr.schema_fields(history), "path", "position", "type", "description") == [
         ("address", 1, "struct", None),
@@ -138,13 +153,30 @@ def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> N
         fields={
             "total": {
                 "inputFields": [
-                    {"namespace": "db", "name": "orders", "field": "amount",
-                     "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum", "masking": False}]},  # fmt: skip
+                    {
+                        "namespace": "db",
+                        "name": "orders",
+                        "field": "amount",
+                        "transformations": [
+                            {
+                                "type": "DIRECT",
+                                "subtype": "AGGREGATION",
+                                "description": "sum",
+                                "masking": False,
+                            }
+                        ],
+                    },
                 ]
             }
         },
-        dataset=[{"namespace": "db", "name": "orders", "field": "status",
-                  "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}]}],  # fmt: skip
+        dataset=[
+            {
+                "namespace": "db",
+                "name": "orders",
+                "field": "status",
+                "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}],
+            }
+        ],
     )
     old_form = facet(
         fields={
@@ -156,10 +188,17 @@ def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> N
         }
     )
     docs = [
-        run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "a", columnLineage=new_form), dataset("db", "b", columnLineage=old_form)])  # fmt: skip
+        run_event(
+            "r",
+            "COMPLETE",
+            t(1),
+            outputs=[dataset("db", "a", columnLineage=new_form), dataset("db", "b", columnLineage=old_form)],
+        )
     ]
     history = tr.facet_history(tr.dataset_refs(stored(spark, docs)))
-    lineage = rows(tr.column_lineage(history), "field", "input_node_id", "input_field", "type", "subtype", "description")
+    lineage = rows(
+        tr.column_lineage(history), "field", "input_node_id", "input_field", "type", "subtype", "description"
+    )
     assert lineage == [
         ("", "dataset:db:orders", "status", "INDIRECT", "FILTER", None),
         ("id", "dataset:db:users", "id", "DIRECT", "IDENTITY", "copied"),

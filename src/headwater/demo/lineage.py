@@ -13,7 +13,7 @@ Task jobs form layered pipelines over six dataset namespaces::
       → reports  (Airflow)        postgres://warehouse:5432 warehouse.reporting.rpt_<domain>_<period>
                                   or s3://lake exports/rpt_<domain>_<period>
 
-Staging and mart jobs join two or three inputs (fan-in) and most datasets feed several jobs
+Staging and mart jobs join two or three inputs (fan-in) and many datasets feed several jobs
 (fan-out); the longest dataset path is five datasets long (source → raw → staging → mart →
 report). One Airflow task, ``reconcile_<domain>``, reads the first mart and writes the staging
 table that mart is built from: the one deliberate cycle.
@@ -1541,8 +1541,8 @@ class _History:
         def add(ms: int, event: Event, run: str = "", kind: str = "") -> None:
             timeline.append(_Timed(ms, len(timeline), event, run, kind))
 
-        for offset, event in self._static_events(day, base):
-            add(offset, event)
+        for at, event in self._static_events(day, base):
+            add(at, event)
 
         orchestrators = {ns.name: job for ns, job in zip(g.namespaces, g.orchestrators, strict=True)}
         root = orchestrators[g.root_ns.name]
@@ -1717,17 +1717,17 @@ class _History:
             if item.run:
                 last[item.run] = i
         late = int(LATE_RATE * n + rng.random())
-        if day == 0:
-            late = max(late, 2)
-        # One RUNNING and one START (when the day has them) arrive after their run's end; the rest
-        # of the late events are picked at random and arrive a few places late.
+        # Late events arrive a few places late, or (half of the STARTs and RUNNINGs) after their
+        # run's end. On the first day one RUNNING and one START surely do, so even a small demo
+        # has both.
         wanted = []
-        for kind in ("RUNNING", "START"):
-            found = [i for i, t in enumerate(timeline) if t.kind == kind and last[t.run] > i]
-            if found:
-                wanted.append(rng.choice(found))
+        if day == 0:
+            for kind in ("RUNNING", "START"):
+                found = [i for i, t in enumerate(timeline) if t.kind == kind and last[t.run] > i]
+                if found:
+                    wanted.append(rng.choice(found))
         others = [i for i in range(n) if i not in wanted]
-        picks = (wanted + rng.sample(others, min(len(others), late)))[: max(late, len(wanted))]
+        picks = wanted + rng.sample(others, min(len(others), max(0, late - len(wanted))))
         keys = [float(i) for i in range(n)]
         for i in picks:
             item = timeline[i]

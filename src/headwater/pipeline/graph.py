@@ -8,14 +8,16 @@ cycle-safe propagation for ultimate sources and destinations and topological dep
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 MAX_ROUNDS = 10_000  # a bound no real graph reaches; each round extends paths by one edge
 
 
-def _count(df: DataFrame) -> int:
-    return int(df.count())
+def _fingerprint(df: DataFrame, value: str | Column) -> tuple[int, int]:
+    """(rows, XOR of a hash of `value`): equal before and after a round when nothing changed."""
+    row = df.agg(F.count(F.lit(1)), F.bit_xor(F.xxhash64(value))).first()
+    return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
 
 def aliases(symlinks: DataFrame) -> DataFrame:
@@ -28,6 +30,7 @@ def aliases(symlinks: DataFrame) -> DataFrame:
     both = edges.unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).distinct().cache()
     labels = both.select(F.col("a").alias("node_id")).distinct().withColumn("label", F.col("node_id"))
     labels = labels.localCheckpoint()
+    before = _fingerprint(labels, "label")
     for _ in range(MAX_ROUNDS):
         proposed = (
             both.join(labels, both.b == labels.node_id)
@@ -37,10 +40,11 @@ def aliases(symlinks: DataFrame) -> DataFrame:
             .agg(F.min("label").alias("label"))
             .localCheckpoint()
         )
-        changed = _count(proposed.join(labels, ["node_id", "label"], "left_anti"))
         labels = proposed
-        if changed == 0:
+        after = _fingerprint(labels, "label")
+        if after == before:  # labels only ever decrease: an unchanged fingerprint means done
             break
+        before = after
     both.unpersist()
     return labels.select("node_id", F.col("label").alias("canonical_id"))
 
@@ -48,7 +52,9 @@ def aliases(symlinks: DataFrame) -> DataFrame:
 def canonical(df: DataFrame, column: str, alias_map: DataFrame) -> DataFrame:
     """Replace dataset ids in `column` by their canonical id."""
     m = alias_map.select(F.col("node_id").alias("_n"), F.col("canonical_id").alias("_c"))
-    return df.join(m, df[column] == m._n, "left").withColumn(column, F.coalesce("_c", column)).drop("_n", "_c")
+    return (
+        df.join(m, df[column] == m._n, "left").withColumn(column, F.coalesce("_c", column)).drop("_n", "_c")
+    )
 
 
 def lineage_edges(current_io: DataFrame, parents: DataFrame, alias_map: DataFrame) -> DataFrame:
@@ -56,12 +62,18 @@ def lineage_edges(current_io: DataFrame, parents: DataFrame, alias_map: DataFram
     parent job→child job (parent). `current_io` is (job_id, version_id, direction, node_id)."""
     io = canonical(current_io, "node_id", alias_map)
     inputs = io.where(F.col("direction") == "input").select(
-        F.col("node_id").alias("src_id"), F.col("job_id").alias("dst_id"), F.lit("input").alias("edge_type"),
-        "job_id", "version_id",
+        F.col("node_id").alias("src_id"),
+        F.col("job_id").alias("dst_id"),
+        F.lit("input").alias("edge_type"),
+        "job_id",
+        "version_id",
     )
     outputs = io.where(F.col("direction") == "output").select(
-        F.col("job_id").alias("src_id"), F.col("node_id").alias("dst_id"), F.lit("output").alias("edge_type"),
-        "job_id", "version_id",
+        F.col("job_id").alias("src_id"),
+        F.col("node_id").alias("dst_id"),
+        F.lit("output").alias("edge_type"),
+        "job_id",
+        "version_id",
     )
     parent = parents.select(
         F.col("parent_node_id").alias("src_id"),
@@ -76,8 +88,15 @@ def lineage_edges(current_io: DataFrame, parents: DataFrame, alias_map: DataFram
 def condensed_edges(edges: DataFrame) -> DataFrame:
     """dataset→dataset edges: each input of a job joined to each of its outputs."""
     ins = edges.where(F.col("edge_type") == "input").select(F.col("src_id"), F.col("dst_id").alias("job_id"))
-    outs = edges.where(F.col("edge_type") == "output").select(F.col("src_id").alias("job_id"), F.col("dst_id"))
-    return ins.join(outs, "job_id").where(F.col("src_id") != F.col("dst_id")).select("src_id", "dst_id", "job_id").distinct()
+    outs = edges.where(F.col("edge_type") == "output").select(
+        F.col("src_id").alias("job_id"), F.col("dst_id")
+    )
+    return (
+        ins.join(outs, "job_id")
+        .where(F.col("src_id") != F.col("dst_id"))
+        .select("src_id", "dst_id", "job_id")
+        .distinct()
+    )
 
 
 def _ultimate(pairs: DataFrame, kind: str) -> DataFrame:
@@ -87,11 +106,17 @@ def _ultimate(pairs: DataFrame, kind: str) -> DataFrame:
     ends of its neighbours, one step further; in a cycle a node keeps the shortest distance, so
     the propagation stops once no (node, end) pair gets shorter or new.
     """
-    nodes = pairs.select(F.col("node").alias("node_id")).unionByName(
-        pairs.select(F.col("next").alias("node_id"))
-    ).distinct()
+    nodes = (
+        pairs.select(F.col("node").alias("node_id"))
+        .unionByName(pairs.select(F.col("next").alias("node_id")))
+        .distinct()
+    )
     ends = nodes.join(pairs.select(F.col("node").alias("node_id")).distinct(), "node_id", "left_anti")
-    found = ends.select("node_id", F.col("node_id").alias("other_id"), F.lit(0).alias("distance")).localCheckpoint()
+    found = ends.select(
+        "node_id", F.col("node_id").alias("other_id"), F.lit(0).alias("distance")
+    ).localCheckpoint()
+    pair = F.concat_ws("|", "node_id", "other_id", "distance")
+    before = _fingerprint(found, pair)
     for _ in range(MAX_ROUNDS):
         step = pairs.join(found, pairs.next == found.node_id).select(
             pairs.node.alias("node_id"), "other_id", (F.col("distance") + 1).alias("distance")
@@ -99,10 +124,11 @@ def _ultimate(pairs: DataFrame, kind: str) -> DataFrame:
         merged = (
             found.unionByName(step).groupBy("node_id", "other_id").agg(F.min("distance").alias("distance"))
         ).localCheckpoint()
-        changed = _count(merged.join(found, ["node_id", "other_id", "distance"], "left_anti"))
         found = merged
-        if changed == 0:
+        after = _fingerprint(found, pair)
+        if after == before:  # pairs are only added and distances only shrink
             break
+        before = after
     return found.select("node_id", F.lit(kind).alias("kind"), "other_id", "distance")
 
 
@@ -110,7 +136,9 @@ def ultimate_nodes(condensed: DataFrame) -> DataFrame:
     """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset."""
     flat = condensed.select("src_id", "dst_id").distinct().cache()
     sources = _ultimate(flat.select(F.col("dst_id").alias("node"), F.col("src_id").alias("next")), "source")
-    destinations = _ultimate(flat.select(F.col("src_id").alias("node"), F.col("dst_id").alias("next")), "destination")
+    destinations = _ultimate(
+        flat.select(F.col("src_id").alias("node"), F.col("dst_id").alias("next")), "destination"
+    )
     result = sources.unionByName(destinations)
     flat.unpersist()
     return result

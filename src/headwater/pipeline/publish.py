@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from headwater.pipeline.source import connect, placeholders
 from headwater.store.base import EventStore
@@ -85,16 +86,27 @@ FACT_TABLES: tuple[Table, ...] = (
     Table(
         "datasets",
         (
-            "node_id", "namespace", "name", "created_at", "updated_at", "source_name", "source_time",
-            "source_seq", "current_version", "version_time", "version_seq",
+            "node_id",
+            "namespace",
+            "name",
+            "created_at",
+            "updated_at",
+            "source_name",
+            "source_time",
+            "source_seq",
+            "current_version",
+            "version_time",
+            "version_seq",
         ),
         ("node_id",),
         _span("datasets")
         + ", "
         + _latest("datasets", "source_time", "source_seq", ("source_name", "source_time", "source_seq"))
         + ", "
-        + _latest("datasets", "version_time", "version_seq", ("current_version", "version_time", "version_seq")),
-    ),  # fmt: skip
+        + _latest(
+            "datasets", "version_time", "version_seq", ("current_version", "version_time", "version_seq")
+        ),
+    ),
     Table("facet_values", ("hash", "value"), ("hash",)),
     Table(
         "dataset_facets",
@@ -106,7 +118,9 @@ FACT_TABLES: tuple[Table, ...] = (
         ("node_id", "name", "valid_from", "seq", "value_hash", "deleted"),
         ("node_id", "name", "valid_from", "seq"),
     ),
-    Table("schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")),
+    Table(
+        "schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")
+    ),
     Table(
         "column_lineage",
         ("facet_hash", "field", "input_node_id", "input_field", "type", "subtype", "description", "masking"),
@@ -115,11 +129,24 @@ FACT_TABLES: tuple[Table, ...] = (
     Table("dataset_symlinks", ("node_id", "alias_node_id", "type"), ("node_id", "alias_node_id")),
     Table(
         "dataset_versions",
-        ("version_id", "node_id", "schema_hash", "version_label", "lifecycle", "created_at", "created_seq", "created_by_run"),
+        (
+            "version_id",
+            "node_id",
+            "schema_hash",
+            "version_label",
+            "lifecycle",
+            "created_at",
+            "created_seq",
+            "created_by_run",
+        ),
         ("version_id",),
-_earliest("dataset_versions", "created_at", "created_seq", ("created_at", "created_seq", "created_by_run")),
+        _earliest(
+            "dataset_versions", "created_at", "created_seq", ("created_at", "created_seq", "created_by_run")
+        ),
     ),
-    Table("dataset_version_runs", ("version_id", "run_id", "event_time", "event_seq"), ("version_id", "run_id")),
+    Table(
+        "dataset_version_runs", ("version_id", "run_id", "event_time", "event_seq"), ("version_id", "run_id")
+    ),
     Table("job_parents", ("parent_node_id", "child_node_id"), ("parent_node_id", "child_node_id")),
     # run-scoped: staged rows are complete for their runs and replace what was there
     Table("runs", _RUN_COLUMNS, ("run_id",), _replace(_RUN_COLUMNS, ("run_id",))),
@@ -134,18 +161,35 @@ _earliest("dataset_versions", "created_at", "created_seq", ("created_at", "creat
     Table("job_version_io", ("version_id", "direction", "node_id"), ("version_id", "direction", "node_id")),
     Table(
         "jobs",
-        ("node_id", "namespace", "name", "created_at", "updated_at", "current_version", "latest_run_id", "latest_run_time"),
+        (
+            "node_id",
+            "namespace",
+            "name",
+            "created_at",
+            "updated_at",
+            "current_version",
+            "latest_run_id",
+            "latest_run_time",
+        ),
         ("node_id",),
         _span("jobs")
         + ", "
         + _latest(
-            "jobs", "latest_run_time", "latest_run_id", ("current_version", "latest_run_id", "latest_run_time"), ties=True
+            "jobs",
+            "latest_run_time",
+            "latest_run_id",
+            ("current_version", "latest_run_id", "latest_run_time"),
+            ties=True,
         ),
     ),
 )
 GRAPH_TABLES: tuple[Table, ...] = (
     Table("dataset_aliases", ("node_id", "canonical_id"), ("node_id",)),
-    Table("lineage_edges", ("src_id", "dst_id", "edge_type", "job_id", "version_id"), ("src_id", "dst_id", "edge_type")),
+    Table(
+        "lineage_edges",
+        ("src_id", "dst_id", "edge_type", "job_id", "version_id"),
+        ("src_id", "dst_id", "edge_type"),
+    ),
     Table("condensed_edges", ("src_id", "dst_id", "job_id"), ("src_id", "dst_id", "job_id")),
     Table("ultimate_nodes", ("node_id", "kind", "other_id", "distance"), ("node_id", "kind", "other_id")),
     Table("dataset_depth", ("node_id", "depth"), ("node_id",)),
@@ -183,40 +227,64 @@ def prepare_staging(store: EventStore) -> None:
         cur.execute("DELETE FROM stage_touched_dataset_versions")
 
 
-def _copy_partition(url: str, table: str, columns: Sequence[str], rows: Iterable[Any]) -> None:
-    """An executor's part of a PostgreSQL stage: COPY its rows in one connection."""
+def _tagged(frames: Mapping[str, DataFrame]) -> DataFrame:
+    """All the frames as one: (table, JSON array of the row's values as text), so that staging
+    every table is one Spark job instead of one per table."""
+    parts = [
+        frame.select(
+            F.lit(name).alias("t"),
+            F.to_json(F.array(*[F.col(c).cast("string") for c in TABLES[name].columns])).alias("v"),
+        )
+        for name, frame in frames.items()
+    ]
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionByName(part)
+    return union
+
+
+def _grouped(rows: Iterable[Any]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """(table, bounded chunk of its rows) from the tagged rows, in order."""
+    import orjson
+
+    current, chunk = "", list[tuple[Any, ...]]()
+    for row in rows:
+        table, values = row[0], tuple(orjson.loads(row[1]))
+        if (table != current or len(chunk) >= _CHUNK) and chunk:
+            yield current, chunk
+            chunk = []
+        current = table
+        chunk.append(values)
+    if chunk:
+        yield current, chunk
+
+
+def _copy_partition(url: str, rows: Iterable[Any]) -> None:
+    """An executor's share of a PostgreSQL stage: COPY its rows, table by table, then commit."""
     conn = connect(url)
     try:
-        with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(tuple(row))
+        with conn.cursor() as cur:
+            for table, chunk in _grouped(rows):
+                spec = TABLES[table]
+                with cur.copy(f"COPY {spec.stage} ({', '.join(spec.columns)}) FROM STDIN") as copy:
+                    for values in chunk:
+                        copy.write_row(values)
         conn.commit()
     finally:
         conn.close()
 
 
-def stage(store: EventStore, url: str, table: Table, df: DataFrame) -> None:
-    """Fill `stage_<table>` with the DataFrame's rows (columns in the table's order)."""
-    ordered = df.select(*table.columns)
+def stage(store: EventStore, url: str, frames: Mapping[str, DataFrame], parallelism: int) -> None:
+    """Fill `stage_<table>` for every frame (columns in the table's order), in one Spark job."""
+    tagged = _tagged(frames).coalesce(max(1, parallelism))
     if store.backend == "postgresql":
-        name, columns = table.stage, table.columns
-        ordered.foreachPartition(lambda rows: _copy_partition(url, name, columns, rows))
+        tagged.foreachPartition(lambda rows: _copy_partition(url, rows))
         return
-    insert = placeholders(url, f"INSERT INTO {table.stage} VALUES ({', '.join('?' * len(table.columns))})")
-    for chunk in _chunks(ordered.toLocalIterator(prefetchPartitions=True)):
+    for table, chunk in _grouped(tagged.toLocalIterator(prefetchPartitions=True)):
+        spec = TABLES[table]
+        insert = placeholders(url, f"INSERT INTO {spec.stage} VALUES ({', '.join('?' * len(spec.columns))})")
         with store.transaction() as cur:
             cur.executemany(insert, chunk)
-
-
-def _chunks(rows: Iterator[Any]) -> Iterator[list[tuple[Any, ...]]]:
-    chunk: list[tuple[Any, ...]] = []
-    for row in rows:
-        chunk.append(tuple(row))
-        if len(chunk) >= _CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _merge_table(store: EventStore, cur: Any, table: Table) -> None:
@@ -246,13 +314,16 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
             "WHERE r.job_version IS NOT NULL AND r.run_id IN (SELECT run_id FROM stage_runs)"
         )
         cur.execute(
-            "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs WHERE job_version IS NOT NULL"
+            "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs "
+            "WHERE job_version IS NOT NULL"
         )
         cur.execute(
             "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
             "WHERE run_id IN (SELECT run_id FROM stage_runs)"
         )
-        cur.execute("INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs")
+        cur.execute(
+            "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs"
+        )
         for name in RUN_SCOPED:
             cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
         for table in FACT_TABLES:
@@ -267,7 +338,10 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
         _recount_job_versions(store, cur)
         _recount_dataset_versions(cur)
         cur.execute(
-            store.sql("UPDATE pipeline_state SET checkpoint = ?, batches = batches + 1, updated_at = ? WHERE name = ?"),
+            store.sql(
+                "UPDATE pipeline_state SET checkpoint = ?, batches = batches + 1, updated_at = ? "
+                "WHERE name = ?"
+            ),
             (checkpoint_to, _now(), "lineage"),
         )
         for table in FACT_TABLES:
@@ -327,7 +401,9 @@ def replace_graph(store: EventStore, graph_checkpoint: int) -> None:
 
 
 def _read_state(store: EventStore, cur: Any) -> tuple[int, int]:
-    cur.execute(store.sql("SELECT checkpoint, graph_checkpoint FROM pipeline_state WHERE name = ?"), ("lineage",))
+    cur.execute(
+        store.sql("SELECT checkpoint, graph_checkpoint FROM pipeline_state WHERE name = ?"), ("lineage",)
+    )
     row = cur.fetchone()
     if row is None:
         cur.execute(

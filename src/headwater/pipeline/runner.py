@@ -53,7 +53,8 @@ class Pipeline:
         self.store = store
         self.url = store.url
         self.batch_events = max(1, batch_events)
-        self.partitions = partitions or 2 * spark.sparkContext.defaultParallelism
+        self.parallelism = spark.sparkContext.defaultParallelism
+        self.partitions = partitions or 2 * self.parallelism
         self.reporter = Reporter(store) if dogfood else None
         self.progress = progress or (lambda _step: None)
 
@@ -107,7 +108,9 @@ class Pipeline:
         io = t.run_io(run_refs)
         io_facets = t.run_io_facets(run_refs)
         run_versions = t.run_job_versions(run_jobs, io).persist(StorageLevel.MEMORY_AND_DISK)
-        run_rows = t.runs_with_versions(t.runs(run_events), run_versions).persist(StorageLevel.MEMORY_AND_DISK)
+        run_rows = t.runs_with_versions(t.runs(run_events), run_versions).persist(
+            StorageLevel.MEMORY_AND_DISK
+        )
 
         frames: dict[str, DataFrame] = {
             "namespaces": t.namespaces(refs, job_rows),
@@ -132,11 +135,12 @@ class Pipeline:
             "job_version_io": t.job_version_io(run_versions),
             "jobs": t.jobs(job_rows, run_rows),
         }
-        for name, frame in frames.items():
-            tick = time.perf_counter()
-            publish.stage(self.store, self.url, publish.TABLES[name], frame)
-            result.stages[name] = result.stages.get(name, 0.0) + time.perf_counter() - tick
-            self.progress(name)
+        tick = time.perf_counter()
+        publish.stage(self.store, self.url, frames, self.parallelism)
+        result.stages["transform+stage"] = (
+            result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
+        )
+        self.progress("staged")
         tick = time.perf_counter()
         publish.merge_facts(self.store, low, high)
         result.stages["merge"] = result.stages.get("merge", 0.0) + time.perf_counter() - tick
@@ -151,7 +155,8 @@ class Pipeline:
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
         symlinks = self._query(
-            "SELECT node_id, alias_node_id, type FROM dataset_symlinks", "node_id string, alias_node_id string, type string"
+            "SELECT node_id, alias_node_id, type FROM dataset_symlinks",
+            "node_id string, alias_node_id string, type string",
         )
         current_io = self._query(
             "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
@@ -159,7 +164,8 @@ class Pipeline:
             "job_id string, version_id string, direction string, node_id string",
         )
         parents = self._query(
-            "SELECT parent_node_id, child_node_id FROM job_parents", "parent_node_id string, child_node_id string"
+            "SELECT parent_node_id, child_node_id FROM job_parents",
+            "parent_node_id string, child_node_id string",
         )
         alias_map = graph.aliases(symlinks).persist(StorageLevel.MEMORY_AND_DISK)
         edges = graph.lineage_edges(current_io, parents, alias_map).persist(StorageLevel.MEMORY_AND_DISK)
@@ -172,9 +178,8 @@ class Pipeline:
             "ultimate_nodes": ultimate,
             "dataset_depth": graph.dataset_depth(ultimate),
         }
-        for name, frame in frames.items():
-            publish.stage(self.store, self.url, publish.TABLES[name], frame)
-            self.progress(name)
+        publish.stage(self.store, self.url, frames, self.parallelism)
+        self.progress("graph staged")
         publish.replace_graph(self.store, checkpoint)
         self.progress("graph")
         for frame in (ultimate, condensed, edges, alias_map):
@@ -230,6 +235,9 @@ class Pipeline:
                 on_pass(result)
             if result.batches:
                 log.info(
-                    "pipeline: %d batch(es) up to seq %d in %.1f s", result.batches, result.checkpoint, result.seconds
+                    "pipeline: %d batch(es) up to seq %d in %.1f s",
+                    result.batches,
+                    result.checkpoint,
+                    result.seconds,
                 )
             stop.wait(interval)

@@ -56,7 +56,9 @@ def check_java() -> None:
         raise SparkUnavailable(f"Java {version} found. {_JAVA_HINT}")
 
 
-def spark_session(master: str = "local[*]", *, app_name: str = "headwater-pipeline") -> SparkSession:
+def spark_session(
+    master: str = "local[*]", *, app_name: str = "headwater-pipeline", java_options: str = ""
+) -> SparkSession:
     """A SparkSession for the pipeline, with the `headwater` data source registered."""
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -76,6 +78,10 @@ def spark_session(master: str = "local[*]", *, app_name: str = "headwater-pipeli
         .config("spark.python.worker.reuse", "true")
         .config("spark.driver.memory", os.environ.get("HEADWATER_SPARK_DRIVER_MEMORY", "2g"))
     )
+    if java_options:  # e.g. tests: quick JIT start-up matters more than peak speed
+        builder = builder.config("spark.driver.extraJavaOptions", java_options).config(
+            "spark.executor.extraJavaOptions", java_options
+        )
     if master.startswith("spark://"):
         builder = builder.config("spark.driver.host", os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
     try:

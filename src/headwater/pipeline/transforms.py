@@ -100,9 +100,9 @@ def parse_events(raw: DataFrame) -> DataFrame:
         "event_type",
         "event_time",
         F.from_json("payload", PAYLOAD_SCHEMA).alias("doc"),
-        F.coalesce(F.from_json("untrusted_facets", ArrayType(StringType())), F.array().cast("array<string>")).alias(
-            "untrusted"
-        ),
+        F.coalesce(
+            F.from_json("untrusted_facets", ArrayType(StringType())), F.array().cast("array<string>")
+        ).alias("untrusted"),
     )
 
 
@@ -115,17 +115,21 @@ def dataset_refs(events: DataFrame) -> DataFrame:
         F.lit("input").alias("role"),
         "d.namespace",
         "d.name",
-        _trusted(F.col("d.facets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].facets."))).alias("facets"),
-        _trusted(F.col("d.inputFacets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].inputFacets."))).alias(
-            "io_facets"
+        _trusted(F.col("d.facets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].facets."))).alias(
+            "facets"
         ),
+        _trusted(
+            F.col("d.inputFacets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].inputFacets."))
+        ).alias("io_facets"),
     )
     outputs = events.select(*common, F.posexplode("doc.outputs").alias("pos", "d")).select(
         *common,
         F.lit("output").alias("role"),
         "d.namespace",
         "d.name",
-        _trusted(F.col("d.facets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].facets."))).alias("facets"),
+        _trusted(F.col("d.facets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].facets."))).alias(
+            "facets"
+        ),
         _trusted(
             F.col("d.outputFacets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].outputFacets."))
         ).alias("io_facets"),
@@ -201,7 +205,9 @@ def dataset_versions(run_refs: DataFrame) -> DataFrame:
     outputs = run_refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
     written = outputs.groupBy("run_id", "node_id").agg(
         _latest_value(F.get_json_object(F.col("facets")["schema"], "$.fields")).alias("schema"),
-        _latest_value(F.get_json_object(F.col("facets")["version"], "$.datasetVersion")).alias("version_label"),
+        _latest_value(F.get_json_object(F.col("facets")["version"], "$.datasetVersion")).alias(
+            "version_label"
+        ),
         _latest_value(
             F.get_json_object(F.col("facets")["lifecycleStateChange"], "$.lifecycleStateChange")
         ).alias("lifecycle"),
@@ -223,7 +229,9 @@ def dataset_versions(run_refs: DataFrame) -> DataFrame:
 def dataset_version_rows(versions: DataFrame) -> DataFrame:
     first = F.min(F.struct("event_time", "seq", "run_id"))
     return versions.groupBy("version_id", "node_id", "schema_hash", "version_label", "lifecycle").agg(
-        first.event_time.alias("created_at"), first.seq.alias("created_seq"), first.run_id.alias("created_by_run")
+        first.event_time.alias("created_at"),
+        first.seq.alias("created_seq"),
+        first.run_id.alias("created_by_run"),
     )
 
 
@@ -320,7 +328,7 @@ _FIELD = StructType(
 )
 
 
-@F.udf(returnType=ArrayType(_FIELD))  # type: ignore[misc]
+@F.udf(returnType=ArrayType(_FIELD), useArrow=False)
 def _flatten_fields(fields_json: str | None) -> list[tuple[str, int, str | None, str | None]]:
     import orjson
 
@@ -338,7 +346,14 @@ def _flatten_fields(fields_json: str | None) -> list[tuple[str, int, str | None,
                 continue
             path = f"{prefix}{item['name']}"
             kind, text = item.get("type"), item.get("description")
-            out.append((path, len(out), kind if isinstance(kind, str) else None, text if isinstance(text, str) else None))
+            out.append(
+                (
+                    path,
+                    len(out),
+                    kind if isinstance(kind, str) else None,
+                    text if isinstance(text, str) else None,
+                )
+            )
             walk(item.get("fields"), path + ".")
 
     walk(fields, "")
@@ -372,7 +387,7 @@ _LINEAGE = StructType(
 )
 
 
-@F.udf(returnType=ArrayType(_LINEAGE))  # type: ignore[misc]
+@F.udf(returnType=ArrayType(_LINEAGE), useArrow=False)
 def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str | None, bool | None]]:
     import orjson
 
@@ -403,12 +418,16 @@ def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str 
                         sub = t.get("subtype") if isinstance(t.get("subtype"), str) else ""
                         text = t.get("description") if isinstance(t.get("description"), str) else None
                         mask = t.get("masking") if isinstance(t.get("masking"), bool) else None
-                        rows[(field, node, src, str(kind), str(sub))] = (text, mask)  # type: ignore[assignment]
+                        rows[(field, node, src, str(kind), str(sub))] = (text, mask)
             else:  # deprecated form: transformationType / transformationDescription on the field
                 legacy_type = legacy.get("transformationType")
                 legacy_text = legacy.get("transformationDescription")
                 kind = "INDIRECT" if legacy_type == "INDIRECT" else "DIRECT"
-                sub = legacy_type if isinstance(legacy_type, str) and legacy_type not in ("DIRECT", "INDIRECT") else ""
+                sub = (
+                    legacy_type
+                    if isinstance(legacy_type, str) and legacy_type not in ("DIRECT", "INDIRECT")
+                    else ""
+                )
                 rows[(field, node, src, kind, sub)] = (
                     legacy_text if isinstance(legacy_text, str) else None,
                     None,
@@ -466,7 +485,9 @@ def runs(run_events: DataFrame) -> DataFrame:
         .otherwise(0)
     )
     state_map = F.create_map(*[F.lit(x) for pair in _STATES.items() for x in pair])
-    ev = ev.withColumn("rank", rank).withColumn("job_node_id", job_node(F.col("doc.job.namespace"), F.col("doc.job.name")))
+    ev = ev.withColumn("rank", rank).withColumn(
+        "job_node_id", job_node(F.col("doc.job.namespace"), F.col("doc.job.name"))
+    )
     decided = F.max(F.struct("rank", "event_time", "seq", "event_type"))
     latest = F.max(F.struct("event_time", "seq", "job_node_id"))
     out = ev.groupBy("run_id").agg(
@@ -476,8 +497,12 @@ def runs(run_events: DataFrame) -> DataFrame:
         F.min(F.when(F.col("rank") == 1, F.col("event_time"))).alias("running_time"),
         F.min("event_time").alias("first_event_time"),
         F.max("event_time").alias("last_event_time"),
-        F.max(F.when(F.col("parent_run_id").isNotNull(), F.struct("event_time", "seq", "parent_run_id"))).alias("p"),
-        F.max(F.when(F.col("root_run_id").isNotNull(), F.struct("event_time", "seq", "root_run_id"))).alias("r"),
+        F.max(
+            F.when(F.col("parent_run_id").isNotNull(), F.struct("event_time", "seq", "parent_run_id"))
+        ).alias("p"),
+        F.max(F.when(F.col("root_run_id").isNotNull(), F.struct("event_time", "seq", "root_run_id"))).alias(
+            "r"
+        ),
         F.max(
             F.when(
                 F.col("doc.run.facets")["nominalTime"].isNotNull(),
@@ -513,14 +538,17 @@ def runs(run_events: DataFrame) -> DataFrame:
 def run_facets(run_events: DataFrame) -> DataFrame:
     """Run facets merged across the run's events: for one name, the latest eventTime wins."""
     rows = run_events.where(F.col("run_id").isNotNull()).select(
-        "run_id", "event_time", "seq", F.explode(_trusted(F.col("doc.run.facets"), F.lit("run.facets."))).alias(
-            "name", "value"
-        )
+        "run_id",
+        "event_time",
+        "seq",
+        F.explode(_trusted(F.col("doc.run.facets"), F.lit("run.facets."))).alias("name", "value"),
     )
     rows = rows.where(F.col("value").isNotNull()).withColumn("value_hash", digest(F.col("value")))
     latest = F.max(F.struct("event_time", "seq", "value_hash", "value"))
     return rows.groupBy("run_id", "name").agg(
-        latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"), latest.value.alias("value")
+        latest.value_hash.alias("value_hash"),
+        latest.event_time.alias("event_time"),
+        latest.value.alias("value"),
     )
 
 
@@ -544,7 +572,9 @@ def run_io_facets(refs: DataFrame) -> DataFrame:
     rows = rows.where(F.col("value").isNotNull()).withColumn("value_hash", digest(F.col("value")))
     latest = F.max(F.struct("event_time", "seq", "value_hash", "value"))
     return rows.groupBy("run_id", "direction", "node_id", "name").agg(
-        latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"), latest.value.alias("value")
+        latest.value_hash.alias("value_hash"),
+        latest.event_time.alias("event_time"),
+        latest.value.alias("value"),
     )
 
 
@@ -559,19 +589,27 @@ def run_job_versions(run_jobs: DataFrame, io: DataFrame) -> DataFrame:
         )
     )
     query = F.max(
-        F.when(F.col("facets")["sql"].isNotNull(), F.struct("event_time", "seq", F.col("facets")["sql"].alias("v")))
+        F.when(
+            F.col("facets")["sql"].isNotNull(),
+            F.struct("event_time", "seq", F.col("facets")["sql"].alias("v")),
+        )
     )
     code = facets.groupBy("run_id", F.col("node_id").alias("job_node_id")).agg(
         location.v.alias("location_facet"), query.v.alias("sql_facet")
     )
     sides = io.groupBy("run_id").agg(
         F.array_sort(F.collect_set(F.when(F.col("direction") == "input", F.col("node_id")))).alias("inputs"),
-        F.array_sort(F.collect_set(F.when(F.col("direction") == "output", F.col("node_id")))).alias("outputs"),
+        F.array_sort(F.collect_set(F.when(F.col("direction") == "output", F.col("node_id")))).alias(
+            "outputs"
+        ),
     )
     joined = code.join(sides, "run_id", "left")
     location_text = F.concat_ws(
         " ",
-        *[F.get_json_object("location_facet", f"$.{k}") for k in ("type", "url", "repoUrl", "path", "version", "tag", "branch")],
+        *[
+            F.get_json_object("location_facet", f"$.{k}")
+            for k in ("type", "url", "repoUrl", "path", "version", "tag", "branch")
+        ],
     )
     sql_text = F.get_json_object("sql_facet", "$.query")
     return joined.select(
@@ -600,8 +638,12 @@ def job_versions(versions: DataFrame) -> DataFrame:
 
 
 def job_version_io(versions: DataFrame) -> DataFrame:
-    ins = versions.select("version_id", F.lit("input").alias("direction"), F.explode("inputs").alias("node_id"))
-    outs = versions.select("version_id", F.lit("output").alias("direction"), F.explode("outputs").alias("node_id"))
+    ins = versions.select(
+        "version_id", F.lit("input").alias("direction"), F.explode("inputs").alias("node_id")
+    )
+    outs = versions.select(
+        "version_id", F.lit("output").alias("direction"), F.explode("outputs").alias("node_id")
+    )
     return ins.unionByName(outs).dropDuplicates()
 
 
@@ -635,7 +677,9 @@ def job_parents(events: DataFrame) -> DataFrame:
     parent = F.col("doc.run.facets")["parent"]
     ns = F.get_json_object(parent, "$.job.namespace")
     name = F.get_json_object(parent, "$.job.name")
-    rows = events.where(parent.isNotNull() & ns.isNotNull() & name.isNotNull() & F.col("doc.job.name").isNotNull())
+    rows = events.where(
+        parent.isNotNull() & ns.isNotNull() & name.isNotNull() & F.col("doc.job.name").isNotNull()
+    )
     return rows.select(
         job_node(ns, name).alias("parent_node_id"),
         job_node(F.col("doc.job.namespace"), F.col("doc.job.name")).alias("child_node_id"),
