@@ -23,6 +23,7 @@ from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from tests.conftest import SPEC_DIR
 from tests.pipeline.oracle import expected_model
+from tests.pipeline.spark_cluster import standalone_cluster
 
 SPEC_EXAMPLE = SPEC_DIR / "tests" / "example_full_event.json"
 
@@ -204,3 +205,17 @@ def test_the_pipeline_reports_itself(
     assert any(dst.endswith(":lineage_edges") for _, dst in edges)
     runs = query(store, "SELECT state FROM runs WHERE job_node_id = 'job:headwater:headwater.pipeline'")
     assert runs == [("COMPLETED",)]
+
+
+def test_a_standalone_cluster_builds_the_same_model_as_local_mode(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
+) -> None:
+    ingest(store, demo)
+    with standalone_cluster(workers=2, cores=1) as master:
+        process = _run_cli(store.url, "--master", master)
+        output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output.decode()[-3000:]
+    on_cluster = dump(store)
+    assert on_cluster["runs"] and on_cluster["lineage_edges"]
+    Pipeline(spark, store, dogfood=False).rebuild()
+    assert dump(store) == on_cluster

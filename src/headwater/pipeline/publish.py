@@ -376,13 +376,13 @@ def _recount_dataset_versions(cur: Any) -> None:
         "ORDER BY l.event_time, l.event_seq LIMIT 1)"
     )
     cur.execute(
+        f"DELETE FROM dataset_versions WHERE version_id IN ({touched}) AND NOT EXISTS "
+        "(SELECT 1 FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id)"
+    )
+    cur.execute(
         f"UPDATE dataset_versions SET created_at = {first.format(col='l.event_time')}, "
         f"created_seq = {first.format(col='l.event_seq')}, created_by_run = {first.format(col='l.run_id')} "
         f"WHERE version_id IN ({touched})"
-    )
-    cur.execute(
-        f"DELETE FROM dataset_versions WHERE version_id IN ({touched}) AND NOT EXISTS "
-        "(SELECT 1 FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id)"
     )
 
 
