@@ -224,7 +224,6 @@ def prepare_staging(store: EventStore) -> None:
             unlogged = "UNLOGGED " if store.backend == "postgresql" else ""
             cur.execute(f"CREATE {unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
             cur.execute(f"DELETE FROM {scratch}")
-        cur.execute("DELETE FROM stage_touched_dataset_versions")
 
 
 def _tagged(frames: Mapping[str, DataFrame]) -> DataFrame:
@@ -299,8 +298,15 @@ def _merge_table(store: EventStore, cur: Any, table: Table) -> None:
     )
 
 
-def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> None:
-    """One transaction: staged facts → model, job versions recounted, checkpoint advanced."""
+GRAPH_INPUTS = ("job_parents", "dataset_symlinks", "job_version_io")
+
+
+def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> bool:
+    """One transaction: staged facts → model, job versions recounted, checkpoint advanced.
+
+    Returns whether the graph's inputs changed (a job's current version, a new job version's
+    inputs or outputs, a parent job, a symlink). When they did not and the graph was current, the
+    graph checkpoint advances with the checkpoint and the graph stage can be skipped."""
     with store.transaction() as cur:
         state = _read_state(store, cur)
         if state[0] != checkpoint_from:
@@ -326,6 +332,13 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
         )
         for name in RUN_SCOPED:
             cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
+        cur.execute(
+            "SELECT COUNT(*) FROM stage_jobs s LEFT JOIN jobs j ON j.node_id = s.node_id "
+            "WHERE s.current_version IS NOT NULL "
+            "AND (j.current_version IS NULL OR j.current_version <> s.current_version)"
+        )
+        row = cur.fetchone()
+        graph_changed = bool(row and row[0])
         for table in FACT_TABLES:
             if table.name == "job_versions":
                 cols = ", ".join(table.columns)
@@ -335,19 +348,25 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
                 )
                 continue
             _merge_table(store, cur, table)
+            if table.name in GRAPH_INPUTS and cur.rowcount:
+                graph_changed = True
         _recount_job_versions(store, cur)
         _recount_dataset_versions(cur)
+        graph_checkpoint = state[1]
+        if not graph_changed and graph_checkpoint == checkpoint_from:
+            graph_checkpoint = checkpoint_to
         cur.execute(
             store.sql(
-                "UPDATE pipeline_state SET checkpoint = ?, batches = batches + 1, updated_at = ? "
-                "WHERE name = ?"
+                "UPDATE pipeline_state SET checkpoint = ?, graph_checkpoint = ?, batches = batches + 1, "
+                "updated_at = ? WHERE name = ?"
             ),
-            (checkpoint_to, _now(), "lineage"),
+            (checkpoint_to, graph_checkpoint, _now(), "lineage"),
         )
         for table in FACT_TABLES:
             cur.execute(f"DELETE FROM {table.stage}")
         cur.execute("DELETE FROM stage_touched_versions")
         cur.execute("DELETE FROM stage_touched_dataset_versions")
+    return graph_changed
 
 
 def _recount_job_versions(store: EventStore, cur: Any) -> None:

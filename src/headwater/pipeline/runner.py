@@ -22,6 +22,7 @@ from headwater.pipeline.locks import pipeline_lock
 from headwater.store.base import EventStore
 
 log = logging.getLogger(__name__)
+_EVENTS_PER_PARTITION = 20_000
 
 
 @dataclass
@@ -60,13 +61,15 @@ class Pipeline:
 
     # -- reading ------------------------------------------------------------------------------
     def _events(self, low: int, high: int, *, readback: bool = False) -> DataFrame:
+        # a small batch is read in fewer partitions: each one costs a task and a connection
+        parts = max(1, min(self.partitions, (high - low) // _EVENTS_PER_PARTITION + 1))
         reader = (
             self.spark.read.format("headwater")
             .option("url", self.url)
             .option("kind", "events")
             .option("low", str(low))
             .option("high", str(high))
-            .option("partitions", str(self.partitions))
+            .option("partitions", str(parts))
             .option("readback", "true" if readback else "false")
         )
         return reader.load()
@@ -81,6 +84,12 @@ class Pipeline:
             .load()
         )
 
+    def _graph_size(self) -> int:
+        with self.store.transaction() as cur:
+            cur.execute("SELECT COUNT(*) FROM job_version_io")
+            row = cur.fetchone()
+        return int(row[0]) * 4 if row else 0
+
     def _high_water(self) -> int:
         with self.store.transaction() as cur:
             cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
@@ -90,6 +99,7 @@ class Pipeline:
     # -- one batch ------------------------------------------------------------------------------
     def _batch(self, low: int, high: int, result: PassResult) -> None:
         started = time.perf_counter()
+        self._size_shuffles(high - low)
         new = t.parse_events(self._events(low, high)).persist(StorageLevel.MEMORY_AND_DISK)
         if low > 0:
             old = t.parse_events(self._events(low, high, readback=True))
@@ -151,9 +161,15 @@ class Pipeline:
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
         log.info("pipeline batch (%d, %d] published in %.1f s", low, high, time.perf_counter() - started)
 
+    def _size_shuffles(self, rows: int) -> None:
+        """About one shuffle partition per _EVENTS_PER_PARTITION rows, at least one per core."""
+        parts = max(self.parallelism, min(512, rows // _EVENTS_PER_PARTITION))
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(parts))
+
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
+        self._size_shuffles(self._graph_size())
         symlinks = self._query(
             "SELECT node_id, alias_node_id, type FROM dataset_symlinks",
             "node_id string, alias_node_id string, type string",
@@ -207,6 +223,7 @@ class Pipeline:
                 upper = min(checkpoint + self.batch_events, high)
                 self._batch(checkpoint, upper, result)
                 checkpoint = upper
+            checkpoint, graph_checkpoint = publish.read_state(self.store)
             if graph_checkpoint < checkpoint:
                 self._graph(checkpoint, result)
         result.checkpoint = checkpoint

@@ -72,7 +72,10 @@ def spark_session(
         .appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "8")
+        # The pipeline sizes shuffles itself per batch (runner.py): adaptive execution re-plans
+        # each of the ~30 shuffles of a batch one by one, which costs seconds on small batches.
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
         .config("spark.python.worker.reuse", "true")
