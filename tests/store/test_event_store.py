@@ -17,9 +17,9 @@ def test_migrations_run_once(database_url: str) -> None:
     store = open_store(database_url, migrate=False)
     try:
         assert store.schema_version() == 0
-        assert store.migrate() == [1, 2]
+        assert store.migrate() == [1, 2, 3]
         assert store.migrate() == []
-        assert store.schema_version() == 2
+        assert store.schema_version() == 3
     finally:
         store.close()
 

@@ -12,7 +12,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import RedirectResponse, Response
 
 from headwater import __version__
-from headwater.api import atlas_routes, events_routes, ingest_errors_routes, ingest_routes, metrics_routes
+from headwater.api import (
+    atlas_routes,
+    events_routes,
+    ingest_errors_routes,
+    ingest_routes,
+    marquez_routes,
+    metrics_routes,
+)
 from headwater.api.responses import JSONResponse, error_response
 from headwater.config import Settings, load_settings
 from headwater.errors import HeadwaterError
@@ -62,6 +69,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(ingest_routes.router)
     app.include_router(atlas_routes.router)
     app.include_router(events_routes.router)
+    app.include_router(marquez_routes.router)
     app.include_router(ingest_errors_routes.router)
     app.include_router(metrics_routes.router)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)

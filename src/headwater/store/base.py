@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwater.events.model import Event
+from headwater.store.model_rows import DatasetRow, Facet, JobRow, NamespaceRow, RunRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,58 @@ class EventStore(ABC):
     @abstractmethod
     def count_dead_letters(self, *, topic: str | None) -> int:
         """How many dead letters are kept, of one topic or all."""
+
+    # -- the lineage model (read only) -----------------------------------------------------------
+    @abstractmethod
+    def list_namespaces(self, *, limit: int, offset: int) -> list[NamespaceRow]:
+        """Namespaces by name."""
+
+    @abstractmethod
+    def get_namespace(self, name: str) -> NamespaceRow | None:
+        """One namespace by name."""
+
+    @abstractmethod
+    def list_datasets(self, namespace: str, *, limit: int, offset: int) -> list[DatasetRow]:
+        """Datasets of a namespace by name, with their current facets and fields."""
+
+    @abstractmethod
+    def count_datasets(self, namespace: str) -> int:
+        """How many datasets list_datasets pages through."""
+
+    @abstractmethod
+    def get_dataset(self, namespace: str, name: str) -> DatasetRow | None:
+        """One dataset with its current facets and the fields of its current version."""
+
+    @abstractmethod
+    def list_jobs(
+        self, *, namespace: str | None, states: Sequence[str] | None, limit: int, offset: int
+    ) -> list[JobRow]:
+        """Jobs of one namespace (or all), latest update first; with `states`, only jobs whose
+        latest run is in one of them."""
+
+    @abstractmethod
+    def count_jobs(self, *, namespace: str | None, states: Sequence[str] | None) -> int:
+        """How many jobs list_jobs pages through."""
+
+    @abstractmethod
+    def get_job(self, namespace: str, name: str) -> JobRow | None:
+        """One job with its current facets, current version's inputs and outputs, latest runs."""
+
+    @abstractmethod
+    def list_runs(self, namespace: str, job: str, *, limit: int, offset: int) -> list[RunRow]:
+        """Runs of a job, newest start first, with their facets."""
+
+    @abstractmethod
+    def count_runs(self, namespace: str, job: str) -> int:
+        """How many runs list_runs pages through."""
+
+    @abstractmethod
+    def get_run(self, run_id: str) -> RunRow | None:
+        """One run with its facets."""
+
+    @abstractmethod
+    def run_job_facets(self, run_id: str) -> list[Facet] | None:
+        """The facets of the run's job as they stood at the run's last event; None for an unknown run."""
 
     @abstractmethod
     def ping(self) -> None:

@@ -13,6 +13,7 @@ import orjson
 
 from headwater.events.model import Event
 from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
+from headwater.store.model_rows import DatasetRef, DatasetRow, Facet, FieldRow, JobRow, NamespaceRow, RunRow
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,33 @@ _INSERT = (
 _EXISTING_CHUNK = 500
 _DEAD_LETTER_COLUMNS = "topic, partition_no, msg_offset, msg_key, msg_value, error, received_at"
 _NEWEST_FIRST = "ORDER BY event_time DESC, event_id DESC"
+
+# -- the lineage model --------------------------------------------------------------------------
+LATEST_RUNS = 10  # runs a job answer carries in latestRuns, like Marquez
+_DATASET_COLUMNS = (
+    "d.node_id, d.namespace, d.name, d.created_at, d.updated_at, d.source_name, d.current_version, "
+    "v.lifecycle, v.schema_hash, "
+    "(SELECT MAX(r.ended_at) FROM dataset_versions dv "
+    "JOIN dataset_version_runs dvr ON dvr.version_id = dv.version_id "
+    "JOIN runs r ON r.run_id = dvr.run_id WHERE dv.node_id = d.node_id AND r.state = 'COMPLETED')"
+)
+_DATASET_FROM = "datasets d LEFT JOIN dataset_versions v ON v.version_id = d.current_version"
+_JOB_COLUMNS = (
+    "j.node_id, j.namespace, j.name, j.created_at, j.updated_at, j.current_version, j.latest_run_id, "
+    "(SELECT MIN(p.name) FROM job_parents jp JOIN jobs p ON p.node_id = jp.parent_node_id "
+    "WHERE jp.child_node_id = j.node_id)"
+)
+_RUN_COLUMNS = (
+    "r.run_id, j.namespace, j.name, r.state, r.state_time, r.started_at, r.ended_at, r.duration_ms, "
+    "r.nominal_start, r.nominal_end, r.parent_run_id, r.root_run_id, r.job_version, r.first_event_time, "
+    "r.last_event_time"
+)
+_RUN_ORDER = "COALESCE(r.started_at, r.first_event_time) DESC, r.run_id DESC"
+_CURRENT_FACETS = (
+    "SELECT node_id, name, value FROM {view} "
+    "WHERE node_id IN ({marks}) AND valid_to IS NULL AND deleted = 0 AND value IS NOT NULL "
+    "ORDER BY node_id, name"
+)
 
 
 def _row_to_event(row: Sequence[Any]) -> StoredEvent:
@@ -291,3 +319,243 @@ class SqlEventStore(EventStore):
         with self._reading() as cur:
             cur.execute("SELECT 1")
             cur.fetchone()
+
+    # -- the lineage model (read only; the pipeline writes it) ------------------------------------
+    def _chunked(self, cur: Any, query: str, keys: Sequence[str]) -> list[Any]:
+        """Rows of `query` (with `{marks}` for an IN list) for every key, a chunk at a time."""
+        rows: list[Any] = []
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), _EXISTING_CHUNK):
+            chunk = unique[start : start + _EXISTING_CHUNK]
+            cur.execute(self._sql(query.format(marks=", ".join("?" * len(chunk)))), chunk)
+            rows += cur.fetchall()
+        return rows
+
+    def _current_facets(self, cur: Any, view: str, node_ids: Sequence[str]) -> dict[str, list[Facet]]:
+        facets: dict[str, list[Facet]] = {}
+        for node_id, name, value in self._chunked(cur, _CURRENT_FACETS.replace("{view}", view), node_ids):
+            facets.setdefault(node_id, []).append(Facet(name, value))
+        return facets
+
+    def list_namespaces(self, *, limit: int, offset: int) -> list[NamespaceRow]:
+        query = "SELECT name, created_at, updated_at FROM namespaces ORDER BY name LIMIT ? OFFSET ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (limit, offset))
+            return [NamespaceRow(*row) for row in cur.fetchall()]
+
+    def get_namespace(self, name: str) -> NamespaceRow | None:
+        with self._reading() as cur:
+            query = "SELECT name, created_at, updated_at FROM namespaces WHERE name = ?"
+            cur.execute(self._sql(query), (name,))
+            row = cur.fetchone()
+        return NamespaceRow(*row) if row else None
+
+    def _datasets(self, cur: Any, rows: list[Any]) -> list[DatasetRow]:
+        facets = self._current_facets(cur, "dataset_facet_history", [row[0] for row in rows])
+        fields: dict[str, list[FieldRow]] = {}
+        hashes = [row[8] for row in rows if row[8] is not None]
+        query = (
+            "SELECT schema_hash, path, position, type, description FROM schema_fields "
+            "WHERE schema_hash IN ({marks}) ORDER BY schema_hash, position"
+        )
+        for schema_hash, path, position, kind, text in self._chunked(cur, query, hashes):
+            fields.setdefault(schema_hash, []).append(FieldRow(path, int(position), kind, text))
+        return [
+            DatasetRow(
+                namespace=row[1],
+                name=row[2],
+                created_at=row[3],
+                updated_at=row[4],
+                source_name=row[5],
+                current_version=row[6],
+                lifecycle=row[7],
+                last_modified_at=row[9],
+                fields=tuple(fields.get(row[8], ())) if row[8] is not None else (),
+                facets=tuple(facets.get(row[0], ())),
+            )
+            for row in rows
+        ]
+
+    def list_datasets(self, namespace: str, *, limit: int, offset: int) -> list[DatasetRow]:
+        query = (
+            f"SELECT {_DATASET_COLUMNS} FROM {_DATASET_FROM} WHERE d.namespace = ? "
+            "ORDER BY d.name LIMIT ? OFFSET ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (namespace, limit, offset))
+            return self._datasets(cur, cur.fetchall())
+
+    def count_datasets(self, namespace: str) -> int:
+        with self._reading() as cur:
+            cur.execute(self._sql("SELECT COUNT(*) FROM datasets WHERE namespace = ?"), (namespace,))
+            row = cur.fetchone()
+        return int(row[0]) if row else 0
+
+    def get_dataset(self, namespace: str, name: str) -> DatasetRow | None:
+        query = f"SELECT {_DATASET_COLUMNS} FROM {_DATASET_FROM} WHERE d.namespace = ? AND d.name = ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (namespace, name))
+            found = self._datasets(cur, cur.fetchall())
+        return found[0] if found else None
+
+    def _runs(self, cur: Any, rows: list[Any]) -> list[RunRow]:
+        facets: dict[str, list[Facet]] = {}
+        query = (
+            "SELECT f.run_id, f.name, v.value FROM run_facets f JOIN facet_values v ON v.hash = f.value_hash "
+            "WHERE f.run_id IN ({marks}) ORDER BY f.run_id, f.name"
+        )
+        for run_id, name, value in self._chunked(cur, query, [row[0] for row in rows]):
+            facets.setdefault(run_id, []).append(Facet(name, value))
+        return [
+            RunRow(
+                run_id=row[0],
+                job_namespace=row[1],
+                job_name=row[2],
+                state=row[3],
+                state_time=row[4],
+                started_at=row[5],
+                ended_at=row[6],
+                duration_ms=int(row[7]) if row[7] is not None else None,
+                nominal_start=row[8],
+                nominal_end=row[9],
+                parent_run_id=row[10],
+                root_run_id=row[11],
+                job_version=row[12],
+                created_at=row[13],
+                updated_at=row[14],
+                facets=tuple(facets.get(row[0], ())),
+            )
+            for row in rows
+        ]
+
+    def _jobs(self, cur: Any, rows: list[Any]) -> list[JobRow]:
+        node_ids = [row[0] for row in rows]
+        facets = self._current_facets(cur, "job_facet_history", node_ids)
+        io: dict[str, tuple[list[DatasetRef], list[DatasetRef]]] = {}
+        query = (
+            "SELECT io.version_id, io.direction, d.namespace, d.name FROM job_version_io io "
+            "JOIN datasets d ON d.node_id = io.node_id WHERE io.version_id IN ({marks}) "
+            "ORDER BY io.version_id, d.namespace, d.name"
+        )
+        for version_id, direction, namespace, name in self._chunked(
+            cur, query, [row[5] for row in rows if row[5] is not None]
+        ):
+            inputs, outputs = io.setdefault(version_id, ([], []))
+            (inputs if direction == "input" else outputs).append(DatasetRef(namespace, name))
+        query = (
+            f"SELECT * FROM (SELECT {_RUN_COLUMNS}, ROW_NUMBER() OVER (PARTITION BY r.job_node_id "
+            f"ORDER BY {_RUN_ORDER}) AS newest FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            f"WHERE r.job_node_id IN ({{marks}})) AS t WHERE newest <= {LATEST_RUNS}"
+        )
+        latest = self._chunked(cur, query, node_ids)
+        latest_ids = {row[0] for row in latest}
+        missing = [row[6] for row in rows if row[6] is not None and row[6] not in latest_ids]
+        if missing:
+            query = f"SELECT {_RUN_COLUMNS}, 0 FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            latest += self._chunked(cur, query + "WHERE r.run_id IN ({marks})", missing)
+        runs = {run.run_id: (run, raw) for run, raw in zip(self._runs(cur, latest), latest, strict=True)}
+        by_job: dict[tuple[str, str], list[tuple[int, RunRow]]] = {}
+        for run, row in runs.values():
+            if row[15] > 0:
+                by_job.setdefault((run.job_namespace, run.job_name), []).append((int(row[15]), run))
+        jobs = []
+        for row in rows:
+            inputs, outputs = io.get(row[5], ([], [])) if row[5] is not None else ([], [])
+            recent = sorted(by_job.get((row[1], row[2]), []), key=lambda pair: pair[0])
+            jobs.append(
+                JobRow(
+                    namespace=row[1],
+                    name=row[2],
+                    created_at=row[3],
+                    updated_at=row[4],
+                    current_version=row[5],
+                    parent_name=row[7],
+                    inputs=tuple(inputs),
+                    outputs=tuple(outputs),
+                    facets=tuple(facets.get(row[0], ())),
+                    latest_run=runs[row[6]][0] if row[6] in runs else None,
+                    latest_runs=tuple(run for _, run in recent),
+                )
+            )
+        return jobs
+
+    @staticmethod
+    def _job_filter(namespace: str | None, states: Sequence[str] | None) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if namespace is not None:
+            clauses.append("j.namespace = ?")
+            params.append(namespace)
+        if states:
+            marks = ", ".join("?" * len(states))
+            clauses.append(f"j.latest_run_id IN (SELECT run_id FROM runs WHERE state IN ({marks}))")
+            params += list(states)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def list_jobs(
+        self, *, namespace: str | None, states: Sequence[str] | None, limit: int, offset: int
+    ) -> list[JobRow]:
+        where, params = self._job_filter(namespace, states)
+        query = (
+            f"SELECT {_JOB_COLUMNS} FROM jobs j{where} "
+            "ORDER BY j.updated_at DESC, j.namespace, j.name LIMIT ? OFFSET ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), [*params, limit, offset])
+            return self._jobs(cur, cur.fetchall())
+
+    def count_jobs(self, *, namespace: str | None, states: Sequence[str] | None) -> int:
+        where, params = self._job_filter(namespace, states)
+        with self._reading() as cur:
+            cur.execute(self._sql(f"SELECT COUNT(*) FROM jobs j{where}"), params)
+            row = cur.fetchone()
+        return int(row[0]) if row else 0
+
+    def get_job(self, namespace: str, name: str) -> JobRow | None:
+        query = f"SELECT {_JOB_COLUMNS} FROM jobs j WHERE j.namespace = ? AND j.name = ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (namespace, name))
+            found = self._jobs(cur, cur.fetchall())
+        return found[0] if found else None
+
+    def list_runs(self, namespace: str, job: str, *, limit: int, offset: int) -> list[RunRow]:
+        query = (
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            f"WHERE j.namespace = ? AND j.name = ? ORDER BY {_RUN_ORDER} LIMIT ? OFFSET ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (namespace, job, limit, offset))
+            return self._runs(cur, cur.fetchall())
+
+    def count_runs(self, namespace: str, job: str) -> int:
+        query = (
+            "SELECT COUNT(*) FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            "WHERE j.namespace = ? AND j.name = ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (namespace, job))
+            row = cur.fetchone()
+        return int(row[0]) if row else 0
+
+    def get_run(self, run_id: str) -> RunRow | None:
+        query = (
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id WHERE r.run_id = ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (run_id,))
+            found = self._runs(cur, cur.fetchall())
+        return found[0] if found else None
+
+    def run_job_facets(self, run_id: str) -> list[Facet] | None:
+        query = (
+            "SELECT h.name, h.value FROM runs r JOIN job_facet_history h ON h.node_id = r.job_node_id "
+            "WHERE r.run_id = ? AND h.valid_from <= r.last_event_time "
+            "AND (h.valid_to IS NULL OR h.valid_to > r.last_event_time) "
+            "AND h.deleted = 0 AND h.value IS NOT NULL ORDER BY h.name"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql("SELECT 1 FROM runs WHERE run_id = ?"), (run_id,))
+            if cur.fetchone() is None:
+                return None
+            cur.execute(self._sql(query), (run_id,))
+            return [Facet(name, value) for name, value in cur.fetchall()]

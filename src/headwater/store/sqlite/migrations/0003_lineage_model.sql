@@ -1,4 +1,4 @@
--- The lineage model the Spark pipeline publishes (see docs/model.md), its checkpoint, and the
+-- The lineage model the Spark pipeline publishes (see docs/pipeline.md), its checkpoint, and the
 -- staging tables its executors fill before one transaction merges them into the model.
 -- Times are fixed-width UTC text (like events.event_time); node ids follow the shared format.
 CREATE TABLE pipeline_state (

@@ -1,0 +1,88 @@
+"""Rows of the lineage model as the store's read methods return them (times in the stored form)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Run states as the model stores them (Marquez' names).
+RUN_STATES = ("NEW", "RUNNING", "COMPLETED", "FAILED", "ABORTED")
+
+
+@dataclass(frozen=True, slots=True)
+class Facet:
+    """One facet: its name and its JSON value as stored in facet_values."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceRow:
+    name: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRow:
+    """A schema field; nested fields have dotted paths (`address.city`) and follow their parent."""
+
+    path: str
+    position: int
+    type: str | None
+    description: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRow:
+    namespace: str
+    name: str
+    created_at: str
+    updated_at: str
+    source_name: str | None
+    current_version: str | None
+    lifecycle: str | None
+    last_modified_at: str | None  # the end of the latest COMPLETED run that wrote it
+    fields: tuple[FieldRow, ...]
+    facets: tuple[Facet, ...]  # current: not ended, not deleted
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    run_id: str
+    job_namespace: str
+    job_name: str
+    state: str
+    state_time: str
+    started_at: str | None
+    ended_at: str | None
+    duration_ms: int | None
+    nominal_start: str | None
+    nominal_end: str | None
+    parent_run_id: str | None
+    root_run_id: str | None
+    job_version: str | None
+    created_at: str  # the run's first event
+    updated_at: str  # the run's last event
+    facets: tuple[Facet, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    namespace: str
+    name: str
+    created_at: str
+    updated_at: str
+    current_version: str | None
+    parent_name: str | None
+    inputs: tuple[DatasetRef, ...]  # of the current version
+    outputs: tuple[DatasetRef, ...]
+    facets: tuple[Facet, ...]  # current: not ended, not deleted
+    latest_run: RunRow | None
+    latest_runs: tuple[RunRow, ...]  # newest first, at most LATEST_RUNS
