@@ -206,7 +206,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("pipeline_interval", 5.0, "Seconds between passes of the continuous pipeline.", _seconds),
     Setting(
         "pipeline_batch_events",
-        500_000,
+        200_000,
         "Most events one pipeline batch takes (each is published with its checkpoint in one transaction).",
         int,
     ),
@@ -252,7 +252,7 @@ class Settings:
     kafka_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets
     spark_master: str = "local[*]"
     pipeline_interval: float = 5.0
-    pipeline_batch_events: int = 500_000
+    pipeline_batch_events: int = 200_000
     pipeline_partitions: int = 0
     pipeline_dogfood: bool = True
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)

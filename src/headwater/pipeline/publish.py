@@ -13,14 +13,16 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from headwater.pipeline.source import connect, placeholders
+from headwater.pipeline.source import connect
 from headwater.store.base import EventStore
 
 log = logging.getLogger(__name__)
@@ -205,8 +207,19 @@ def _dialect(store: EventStore, sql: str) -> str:
     return sql.replace("{least}", "MIN").replace("{greatest}", "MAX")
 
 
+def staging_folder(store: EventStore) -> Path:
+    """SQLite: where executors write their staged rows, one small SQLite file per partition."""
+    from headwater.store.sqlite.store import sqlite_path
+
+    return Path(f"{sqlite_path(store.url)}.staging")
+
+
 def prepare_staging(store: EventStore) -> None:
     """Create the staging tables when missing and empty them (a crashed run's leftovers)."""
+    if store.backend == "sqlite":
+        folder = staging_folder(store)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
     with store.transaction() as cur:
         for table in TABLES.values():
             if store.backend == "postgresql":
@@ -273,17 +286,68 @@ def _copy_partition(url: str, rows: Iterable[Any]) -> None:
         conn.close()
 
 
-def stage(store: EventStore, url: str, frames: Mapping[str, DataFrame], parallelism: int) -> None:
-    """Fill `stage_<table>` for every frame (columns in the table's order), in one Spark job."""
-    tagged = _tagged(frames).coalesce(max(1, parallelism))
+def _sqlite_partition(folder: str, rows: Iterable[Any]) -> None:
+    """An executor's share of a SQLite stage: its rows into a SQLite file of its own, renamed
+    into place once complete (a failed task leaves only a `.tmp` file, which is ignored)."""
+    import sqlite3
+    import uuid
+
+    final = Path(folder) / f"part-{uuid.uuid4().hex}.db"
+    temporary = final.with_suffix(".tmp")
+    conn = sqlite3.connect(temporary)
+    created: set[str] = set()
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+        for table, chunk in _grouped(rows):
+            spec = TABLES[table]
+            if table not in created:
+                conn.execute(f"CREATE TABLE {spec.stage} ({', '.join(spec.columns)})")
+                created.add(table)
+            conn.executemany(f"INSERT INTO {spec.stage} VALUES ({', '.join('?' * len(spec.columns))})", chunk)
+        conn.commit()
+    finally:
+        conn.close()
+    if created:
+        temporary.rename(final)
+    else:
+        temporary.unlink()
+
+
+def _collect_sqlite_parts(store: EventStore) -> None:
+    """The driver, SQLite's single writer, copies every executor's file into the staging tables
+    in bounded chunks."""
+    import sqlite3
+
+    for part in sorted(staging_folder(store).glob("part-*.db")):
+        source = sqlite3.connect(f"file:{part}?mode=ro", uri=True)
+        try:
+            tables = [r[0] for r in source.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            for name in tables:
+                spec = TABLES[name.removeprefix("stage_")]
+                cols = ", ".join(spec.columns)
+                insert = f"INSERT INTO {spec.stage} ({cols}) VALUES ({', '.join('?' * len(spec.columns))})"
+                cursor = source.execute(f"SELECT {cols} FROM {name}")
+                while chunk := cursor.fetchmany(50_000):
+                    with store.transaction() as cur:
+                        cur.executemany(insert, chunk)
+        finally:
+            source.close()
+        part.unlink()
+
+
+def stage(store: EventStore, url: str, frames: Mapping[str, DataFrame], partitions: int) -> None:
+    """Fill `stage_<table>` for every frame (columns in the table's order), in one Spark job.
+
+    Executors write in parallel: on PostgreSQL with COPY into the staging tables, on SQLite into
+    files of their own that the driver, SQLite's single writer, then copies in."""
+    tagged = _tagged(frames).coalesce(max(1, partitions))
     if store.backend == "postgresql":
         tagged.foreachPartition(lambda rows: _copy_partition(url, rows))
         return
-    for table, chunk in _grouped(tagged.toLocalIterator(prefetchPartitions=True)):
-        spec = TABLES[table]
-        insert = placeholders(url, f"INSERT INTO {spec.stage} VALUES ({', '.join('?' * len(spec.columns))})")
-        with store.transaction() as cur:
-            cur.executemany(insert, chunk)
+    folder = str(staging_folder(store))
+    tagged.foreachPartition(lambda rows: _sqlite_partition(folder, rows))
+    _collect_sqlite_parts(store)
 
 
 def _merge_table(store: EventStore, cur: Any, table: Table) -> None:

@@ -45,7 +45,7 @@ class Pipeline:
         spark: SparkSession,
         store: EventStore,
         *,
-        batch_events: int = 500_000,
+        batch_events: int = 200_000,
         partitions: int = 0,
         dogfood: bool = True,
         progress: Callable[[str], None] | None = None,
@@ -146,7 +146,7 @@ class Pipeline:
             "jobs": t.jobs(job_rows, run_rows),
         }
         tick = time.perf_counter()
-        publish.stage(self.store, self.url, frames, self.parallelism)
+        publish.stage(self.store, self.url, frames, self._shuffle_partitions())
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
@@ -160,6 +160,9 @@ class Pipeline:
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
         log.info("pipeline batch (%d, %d] published in %.1f s", low, high, time.perf_counter() - started)
+
+    def _shuffle_partitions(self) -> int:
+        return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
 
     def _size_shuffles(self, rows: int) -> None:
         """About one shuffle partition per _EVENTS_PER_PARTITION rows, at least one per core."""
@@ -194,7 +197,7 @@ class Pipeline:
             "ultimate_nodes": ultimate,
             "dataset_depth": graph.dataset_depth(ultimate),
         }
-        publish.stage(self.store, self.url, frames, self.parallelism)
+        publish.stage(self.store, self.url, frames, self._shuffle_partitions())
         self.progress("graph staged")
         publish.replace_graph(self.store, checkpoint)
         self.progress("graph")
