@@ -452,7 +452,7 @@ def _open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
     try:
         store = open_store(settings.database_url)
         click.echo(f"starting Spark ({settings.spark_master})…", err=True)
-        spark = spark_session(settings.spark_master)
+        spark = spark_session(settings.spark_master, driver_memory=settings.spark_driver_memory)
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     bar = None if quiet else tqdm(unit="step", desc="pipeline", leave=False, disable=None)

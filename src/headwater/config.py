@@ -203,6 +203,11 @@ SETTINGS: tuple[Setting, ...] = (
         "Where the lineage pipeline runs Spark: `local[*]` (all cores of this machine), `local[N]`, "
         "or a cluster `spark://host:7077`.",
     ),
+    Setting(
+        "spark_driver_memory",
+        "4g",
+        "Memory of the pipeline's Spark driver JVM (in local mode the executors run inside it).",
+    ),
     Setting("pipeline_interval", 5.0, "Seconds between passes of the continuous pipeline.", _seconds),
     Setting(
         "pipeline_batch_events",
@@ -251,6 +256,7 @@ class Settings:
     kafka_error_topic: bool = False
     kafka_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets
     spark_master: str = "local[*]"
+    spark_driver_memory: str = "4g"
     pipeline_interval: float = 5.0
     pipeline_batch_events: int = 200_000
     pipeline_partitions: int = 0

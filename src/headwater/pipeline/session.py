@@ -57,7 +57,11 @@ def check_java() -> None:
 
 
 def spark_session(
-    master: str = "local[*]", *, app_name: str = "headwater-pipeline", java_options: str = ""
+    master: str = "local[*]",
+    *,
+    app_name: str = "headwater-pipeline",
+    driver_memory: str = "4g",
+    java_options: str = "",
 ) -> SparkSession:
     """A SparkSession for the pipeline, with the `headwater` data source registered."""
     check_java()
@@ -79,7 +83,7 @@ def spark_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
         .config("spark.python.worker.reuse", "true")
-        .config("spark.driver.memory", os.environ.get("HEADWATER_SPARK_DRIVER_MEMORY", "2g"))
+        .config("spark.driver.memory", driver_memory)
     )
     if java_options:  # e.g. tests: quick JIT start-up matters more than peak speed
         builder = builder.config("spark.driver.extraJavaOptions", java_options).config(
