@@ -361,8 +361,11 @@ class Database:
 
     def drop(self) -> None:
         if self.backend == "sqlite":
-            for p in self.path.parent.glob(self.path.name + "*"):
-                p.unlink(missing_ok=True)
+            for p in self.path.parent.glob(self.path.name + "*"):  # -wal, -shm, locks, .staging/
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
             return
         import psycopg
 
