@@ -106,34 +106,31 @@ def parse_events(raw: DataFrame) -> DataFrame:
     )
 
 
+_REF_COLUMNS = ["seq", "event_time", "run_id", "untrusted"]
+
+
+def _side(events: DataFrame, side: str, role: str, io_key: str) -> DataFrame:
+    """The datasets of one side of run and job events (`inputs` or `outputs`)."""
+
+    def prefix(key: str) -> Column:
+        return F.concat(F.lit(f"{side}["), F.col("pos"), F.lit(f"].{key}."))
+
+    return events.select(*_REF_COLUMNS, F.posexplode(f"doc.{side}").alias("pos", "d")).select(
+        *_REF_COLUMNS,
+        F.lit(role).alias("role"),
+        "d.namespace",
+        "d.name",
+        _trusted(F.col("d.facets"), prefix("facets")).alias("facets"),
+        _trusted(F.col(f"d.{io_key}"), prefix(io_key)).alias("io_facets"),
+    )
+
+
 def dataset_refs(events: DataFrame) -> DataFrame:
     """Every dataset an event names: role input, output or static (DatasetEvent), with its
     trusted dataset facets and input/output facets."""
-    common = ["seq", "event_time", "run_id", "untrusted"]
-    inputs = events.select(*common, F.posexplode("doc.inputs").alias("pos", "d")).select(
-        *common,
-        F.lit("input").alias("role"),
-        "d.namespace",
-        "d.name",
-        _trusted(F.col("d.facets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].facets."))).alias(
-            "facets"
-        ),
-        _trusted(
-            F.col("d.inputFacets"), F.concat(F.lit("inputs["), F.col("pos"), F.lit("].inputFacets."))
-        ).alias("io_facets"),
-    )
-    outputs = events.select(*common, F.posexplode("doc.outputs").alias("pos", "d")).select(
-        *common,
-        F.lit("output").alias("role"),
-        "d.namespace",
-        "d.name",
-        _trusted(F.col("d.facets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].facets."))).alias(
-            "facets"
-        ),
-        _trusted(
-            F.col("d.outputFacets"), F.concat(F.lit("outputs["), F.col("pos"), F.lit("].outputFacets."))
-        ).alias("io_facets"),
-    )
+    common = _REF_COLUMNS
+    inputs = _side(events, "inputs", "input", "inputFacets")
+    outputs = _side(events, "outputs", "output", "outputFacets")
     static = events.where(F.col("doc.dataset").isNotNull()).select(
         *common,
         F.lit("static").alias("role"),
