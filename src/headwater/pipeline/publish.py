@@ -22,6 +22,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from headwater.pipeline.locks import PipelineBusy
 from headwater.pipeline.source import connect
 from headwater.store.base import EventStore
 
@@ -374,9 +375,9 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
     with store.transaction() as cur:
         state = _read_state(store, cur)
         if state[0] != checkpoint_from:
-            raise RuntimeError(
+            raise PipelineBusy(
                 f"the checkpoint moved from {checkpoint_from} to {state[0]} while this batch ran: "
-                "is another pipeline running on this store?"
+                "another pipeline is writing this store's model"
             )
         # job versions the touched runs used before, to recount after the runs change
         cur.execute(
