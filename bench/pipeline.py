@@ -179,6 +179,11 @@ class EventStream:
 _EVENT_FIELDS: tuple[str, ...] = ()
 
 
+def _worker_init() -> None:
+    """In a worker: the default SIGTERM (Pool.terminate ends workers with it), not the bench's."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _validate_chunk(raws: list[bytes]) -> list[tuple[Any, ...]]:
     """In a worker: decode and validate serialized events; Events go back as plain tuples."""
     global _EVENT_FIELDS
@@ -1046,7 +1051,7 @@ class SparkWatch:
                 busy = (
                     f"{len(infos)} stage(s) active, tasks {done}/{total} done, {running} running"
                     if infos
-                    else "no Spark stage active (driver-side work: staging rows into SQLite, merging)"
+                    else "no Spark stage active (driver-side work: copying staged rows, merging)"
                 )
                 log(f"  {self.label}: {time.perf_counter() - self.started:,.0f} s, {busy}")
             except Exception as exc:  # a session being stopped: stop watching
@@ -1512,7 +1517,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     started = time.perf_counter()
     # Forked before Spark starts, and kept: validation workers for every backend's load.
-    pool = multiprocessing.get_context("fork").Pool(args.load_workers)
+    pool = multiprocessing.get_context("fork").Pool(args.load_workers, initializer=_worker_init)
     try:
         for backend in backends:
             bench_backend(backend, args, workdir, pool, figures, results)
