@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 
+import psycopg
 import pytest
 
 from headwater.events.validate import validate_event
@@ -17,9 +19,9 @@ def test_migrations_run_once(database_url: str) -> None:
     store = open_store(database_url, migrate=False)
     try:
         assert store.schema_version() == 0
-        assert store.migrate() == [1, 2, 3]
+        assert store.migrate() == [1, 2, 3, 4, 5]
         assert store.migrate() == []
-        assert store.schema_version() == 3
+        assert store.schema_version() == 5
     finally:
         store.close()
 
@@ -134,3 +136,27 @@ def test_unknown_database_urls_are_refused() -> None:
 
     with pytest.raises(ConfigError, match="neither sqlite"):
         open_store("mysql://localhost/db")
+
+
+def test_reads_inside_a_snapshot_see_one_state(store: EventStore) -> None:
+    store.append([validate_event(run_event(job="first"))], RECEIVED)
+    with store.snapshot():
+        assert store.last_seq() == 1
+        store.append([validate_event(run_event(job="second"))], RECEIVED)  # committed meanwhile
+        with store.snapshot():  # nested: the same snapshot
+            assert store.last_seq() == 1
+        assert store.count_events(after_time=None, before_time=None) == 1
+    assert store.last_seq() == 2
+
+
+def test_an_error_inside_a_snapshot_leaves_the_store_usable(store: EventStore) -> None:
+    with pytest.raises(ZeroDivisionError), store.snapshot():
+        store.last_seq()
+        _ = 1 / 0
+    undefined = (sqlite3.OperationalError, psycopg.errors.UndefinedTable)
+    with pytest.raises(undefined), store.snapshot(), store._reading() as cur:  # a failing statement
+        cur.execute("SELECT * FROM no_such_table")
+    store.append([validate_event(run_event(job="after"))], RECEIVED)
+    assert store.last_seq() == 1
+    with store.snapshot():
+        assert store.count_events(after_time=None, before_time=None) == 1

@@ -77,14 +77,8 @@ class Reporter:
             raw = orjson.dumps(doc)
             events.append(validate_event(doc, raw))
         try:
-            before = self._high()
+            before = self.store.last_seq()
             self.store.append(events, end.isoformat().replace("+00:00", "Z"))
-            self._own = (before, self._high())
+            self._own = (before, self.store.last_seq())
         except Exception as exc:  # the report must never fail the pipeline
             log.warning("could not record the pipeline's own run: %s", exc)
-
-    def _high(self) -> int:
-        with self.store.transaction() as cur:
-            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
-            row = cur.fetchone()
-        return int(row[0]) if row else 0

@@ -1,10 +1,11 @@
 """Publishing the model: staging tables first, then one transaction that merges and checkpoints.
 
-1. `stage()` fills `stage_<table>` from a DataFrame in bounded batches: on PostgreSQL each
-   executor COPYs its partitions in parallel; on SQLite the driver streams the partitions
-   (`toLocalIterator`, one partition in memory at a time) through the single writer. Staged
-   rows are not part of the model; a crash here leaves only staging rows, cleared on next start.
-2. `merge()` runs in one store transaction: every staged table is merged into its model table
+1. `stage()` fills `stage_<table>` from every table's DataFrame in one Spark job: on PostgreSQL
+   each executor COPYs its partitions in parallel; on SQLite each executor writes a scratch
+   SQLite file of its own, which the driver (SQLite's single writer) copies in bounded chunks.
+   Staged rows are not part of the model; a crash here leaves only staging rows, cleared on the
+   next start.
+2. `merge_facts()` runs in one store transaction: every staged table is merged into its model table
    by its rule (insert once, keep the earliest/latest, replace a run's rows), the job versions
    are recounted from their runs, the checkpoint advances, and staging is emptied. Either all of
    a batch is in the model with its checkpoint, or none of it is.

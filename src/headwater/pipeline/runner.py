@@ -90,12 +90,6 @@ class Pipeline:
             row = cur.fetchone()
         return int(row[0]) * 4 if row else 0
 
-    def _high_water(self) -> int:
-        with self.store.transaction() as cur:
-            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
-            row = cur.fetchone()
-        return int(row[0]) if row else 0
-
     # -- one batch ------------------------------------------------------------------------------
     def _batch(self, low: int, high: int, result: PassResult) -> None:
         started = time.perf_counter()
@@ -209,7 +203,7 @@ class Pipeline:
     def pending(self) -> tuple[int, int]:
         """(events waiting above the checkpoint, batches they make): what the next pass will do."""
         checkpoint, _ = publish.read_state(self.store)
-        waiting = max(0, self._high_water() - checkpoint)
+        waiting = max(0, self.store.last_seq() - checkpoint)
         return waiting, -(-waiting // self.batch_events)
 
     # -- passes ----------------------------------------------------------------------------------
@@ -220,7 +214,7 @@ class Pipeline:
         with pipeline_lock(self.store):
             publish.prepare_staging(self.store)
             checkpoint, graph_checkpoint = publish.read_state(self.store)
-            high = self._high_water()
+            high = self.store.last_seq()
             own = self.reporter.is_own_range(checkpoint, high) if self.reporter else False
             while checkpoint < high:
                 upper = min(checkpoint + self.batch_events, high)

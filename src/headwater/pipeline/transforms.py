@@ -25,6 +25,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from headwater.events.schema_fields import SchemaField, flatten_fields
+
 _FACETS = MapType(StringType(), StringType())
 _DATASET = StructType(
     [
@@ -326,35 +328,8 @@ _FIELD = StructType(
 
 
 @F.udf(returnType=ArrayType(_FIELD), useArrow=False)
-def _flatten_fields(fields_json: str | None) -> list[tuple[str, int, str | None, str | None]]:
-    import orjson
-
-    out: list[tuple[str, int, str | None, str | None]] = []
-    try:
-        fields = orjson.loads(fields_json) if fields_json else []
-    except orjson.JSONDecodeError:
-        return out
-
-    def walk(items: object, prefix: str) -> None:
-        if not isinstance(items, list):
-            return
-        for item in items:
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                continue
-            path = f"{prefix}{item['name']}"
-            kind, text = item.get("type"), item.get("description")
-            out.append(
-                (
-                    path,
-                    len(out),
-                    kind if isinstance(kind, str) else None,
-                    text if isinstance(text, str) else None,
-                )
-            )
-            walk(item.get("fields"), path + ".")
-
-    walk(fields, "")
-    return out
+def _flatten_fields(fields_json: str | None) -> list[SchemaField]:
+    return flatten_fields(fields_json)
 
 
 def schema_fields(history: DataFrame) -> DataFrame:

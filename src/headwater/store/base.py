@@ -9,7 +9,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwater.events.model import Event
-from headwater.store.model_rows import DatasetRow, Facet, JobRow, NamespaceRow, RunRow
+from headwater.store.graph import GraphReader
+from headwater.store.model_rows import (
+    DatasetRow,
+    DatasetVersionRow,
+    Facet,
+    JobRow,
+    JobVersionRow,
+    NamespaceRow,
+    RunRow,
+    SearchRow,
+    SourceRow,
+    TagRow,
+)
+from headwater.store.vertical import VerticalReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +69,9 @@ class DeadLetter:
     id: int | None = None  # assigned by the store
 
 
-class EventStore(ABC):
-    """The event store: append-only, idempotent by eventId, durable when `append` returns."""
+class EventStore(GraphReader, VerticalReader, ABC):
+    """The event store: append-only, idempotent by eventId, durable when `append` returns; and
+    the read side of the lineage model the pipeline publishes into it."""
 
     url: str
     backend: str
@@ -71,6 +85,10 @@ class EventStore(ABC):
     @abstractmethod
     def sql(self, query: str) -> str:
         """The query with `?` placeholders turned into the driver's."""
+
+    @abstractmethod
+    def last_seq(self) -> int:
+        """The seq of the newest stored event (0 when there is none)."""
 
     @abstractmethod
     def migrate(self) -> list[int]:
@@ -101,12 +119,22 @@ class EventStore(ABC):
 
     @abstractmethod
     def list_events(
-        self, *, after_time: str | None, before_time: str | None, descending: bool, limit: int, offset: int
+        self,
+        *,
+        after_time: str | None,
+        before_time: str | None,
+        descending: bool,
+        limit: int,
+        offset: int,
+        namespace: str | None = None,
     ) -> list[StoredEvent]:
-        """Events with after_time <= eventTime <= before_time, by eventTime."""
+        """Events with after_time <= eventTime <= before_time, by eventTime; with `namespace`, only
+        events whose job (or, for a dataset event, dataset) is in it."""
 
     @abstractmethod
-    def count_events(self, *, after_time: str | None, before_time: str | None) -> int:
+    def count_events(
+        self, *, after_time: str | None, before_time: str | None, namespace: str | None = None
+    ) -> int:
         """How many events list_events would page through."""
 
     @abstractmethod
@@ -173,6 +201,64 @@ class EventStore(ABC):
     @abstractmethod
     def run_job_facets(self, run_id: str) -> list[Facet] | None:
         """The facets of the run's job as they stood at the run's last event; None for an unknown run."""
+
+    # -- catalog: sources, versions, search, tags --------------------------------------------------
+    @abstractmethod
+    def list_sources(self, *, limit: int, offset: int) -> list[SourceRow]:
+        """Sources by name."""
+
+    @abstractmethod
+    def get_source(self, name: str) -> SourceRow | None:
+        """One source by name."""
+
+    @abstractmethod
+    def list_dataset_versions(
+        self, namespace: str, name: str, *, limit: int, offset: int
+    ) -> tuple[list[DatasetVersionRow], int]:
+        """A dataset's versions, newest first, and how many there are."""
+
+    @abstractmethod
+    def get_dataset_version(self, namespace: str, name: str, version: str) -> DatasetVersionRow | None:
+        """One version of a dataset."""
+
+    @abstractmethod
+    def list_job_versions(
+        self, namespace: str, name: str, *, limit: int, offset: int
+    ) -> tuple[list[JobVersionRow], int]:
+        """A job's versions, newest first, and how many there are."""
+
+    @abstractmethod
+    def get_job_version(self, namespace: str, name: str, version: str) -> JobVersionRow | None:
+        """One version of a job."""
+
+    @abstractmethod
+    def search(
+        self,
+        q: str,
+        *,
+        kind: str | None,
+        namespace: str | None,
+        sort: str,
+        limit: int,
+        before: str | None,
+        after: str | None,
+    ) -> tuple[list[SearchRow], int]:
+        """Datasets (`kind="DATASET"`) and/or jobs whose name holds `q` (any case), updated in
+        [after, before], sorted by NAME or UPDATE_AT (newest first); and how many match, counted
+        up to 1,000."""
+
+    @abstractmethod
+    def list_tags(self, *, limit: int, offset: int) -> list[TagRow]:
+        """Tags by name."""
+
+    @abstractmethod
+    def put_tag(self, name: str, description: str | None, now: str) -> TagRow:
+        """Create the tag, or set its description."""
+
+    @abstractmethod
+    def set_tag(self, node_id: str, tag: str, *, field: str | None, tagged: bool, now: str) -> None:
+        """Tag (or untag) a dataset, one of its fields, or a job, by node id. Tagging creates an
+        unknown tag."""
 
     @abstractmethod
     def ping(self) -> None:

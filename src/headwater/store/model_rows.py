@@ -51,6 +51,8 @@ class DatasetRow:
     last_modified_at: str | None  # the end of the latest COMPLETED run that wrote it
     fields: tuple[FieldRow, ...]
     facets: tuple[Facet, ...]  # current: not ended, not deleted
+    tags: tuple[str, ...] = ()
+    field_tags: tuple[tuple[str, str], ...] = ()  # (field path, tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +88,63 @@ class JobRow:
     facets: tuple[Facet, ...]  # current: not ended, not deleted
     latest_run: RunRow | None
     latest_runs: tuple[RunRow, ...]  # newest first, at most LATEST_RUNS
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    """A data source named by datasets' dataSource facet."""
+
+    name: str
+    uri: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetVersionRow:
+    """A version of a dataset: one distinct written content (schema, datasetVersion, lifecycle)."""
+
+    version_id: str
+    namespace: str
+    name: str
+    source_name: str | None
+    version_label: str | None
+    lifecycle: str | None
+    created_at: str
+    fields: tuple[FieldRow, ...]
+    facets: tuple[Facet, ...]  # the dataset's facets as they stood when the version was created
+    created_by_run: RunRow | None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobVersionRow:
+    """A version of a job: one distinct (code location, SQL, inputs, outputs)."""
+
+    version_id: str
+    namespace: str
+    name: str
+    location: str | None
+    created_at: str | None
+    updated_at: str | None
+    run_count: int
+    inputs: tuple[DatasetRef, ...]
+    outputs: tuple[DatasetRef, ...]
+    latest_run: RunRow | None
+    facets: tuple[Facet, ...]  # the job's facets as they stood at its latest run
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRow:
+    kind: str  # DATASET or JOB
+    namespace: str
+    name: str
+    node_id: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class TagRow:
+    name: str
+    description: str | None

@@ -13,7 +13,11 @@ import orjson
 
 from headwater.events.model import Event
 from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
-from headwater.store.model_rows import DatasetRef, DatasetRow, Facet, FieldRow, JobRow, NamespaceRow, RunRow
+from headwater.store.catalog_sql import CatalogSql
+from headwater.store.graph_sql import GraphSql
+from headwater.store.model_rows import DatasetRef, DatasetRow, Facet, JobRow, NamespaceRow, RunRow
+from headwater.store.sql_reads import CHUNK, SqlReads
+from headwater.store.vertical_sql import VerticalSql
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +30,6 @@ _INSERT = (
     f"INSERT INTO events ({_INSERT_COLUMNS}) VALUES ({', '.join('?' * (_INSERT_COLUMNS.count(',') + 1))}) "
     "ON CONFLICT (event_id) DO NOTHING"
 )
-_EXISTING_CHUNK = 500
 _DEAD_LETTER_COLUMNS = "topic, partition_no, msg_offset, msg_key, msg_value, error, received_at"
 _NEWEST_FIRST = "ORDER BY event_time DESC, event_id DESC"
 
@@ -97,17 +100,12 @@ def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
     )
 
 
-class SqlEventStore(EventStore):
-    """Queries use `?` placeholders; a backend whose driver wants `%s` sets `paramstyle`."""
+class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
+    """The store in SQL; a backend provides connections (`_reading`, `_writing`) and dialect."""
 
-    paramstyle = "qmark"
     migrations_package: str
 
     # -- what a backend provides -------------------------------------------------------------
-    @abstractmethod
-    def _reading(self) -> AbstractContextManager[Any]:
-        """A cursor for reads."""
-
     @abstractmethod
     def _writing(self) -> AbstractContextManager[Any]:
         """A cursor inside one write transaction, committed durably on exit, serialized with any
@@ -118,14 +116,17 @@ class SqlEventStore(EventStore):
         """Run a migration script (several statements) on the cursor."""
 
     # -- shared SQL ------------------------------------------------------------------------------
-    def _sql(self, query: str) -> str:
-        return query.replace("?", "%s") if self.paramstyle == "format" else query
-
     def sql(self, query: str) -> str:
         return self._sql(query)
 
     def transaction(self) -> AbstractContextManager[Any]:
         return self._writing()
+
+    def last_seq(self) -> int:
+        with self._reading() as cur:
+            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
+            row = cur.fetchone()
+        return int(row[0]) if row else 0
 
     def _migrations(self) -> Iterator[tuple[int, str, str]]:
         folder = resources.files(self.migrations_package)
@@ -172,8 +173,8 @@ class SqlEventStore(EventStore):
             fresh.setdefault(event.event_id, position)
         with self._writing() as cur:
             ids = list(fresh)
-            for start in range(0, len(ids), _EXISTING_CHUNK):
-                chunk = ids[start : start + _EXISTING_CHUNK]
+            for start in range(0, len(ids), CHUNK):
+                chunk = ids[start : start + CHUNK]
                 marks = ", ".join("?" * len(chunk))
                 cur.execute(self._sql(f"SELECT event_id FROM events WHERE event_id IN ({marks})"), chunk)
                 for (existing,) in cur.fetchall():
@@ -226,7 +227,9 @@ class SqlEventStore(EventStore):
         return _row_to_event(row) if row else None
 
     @staticmethod
-    def _time_range(after_time: str | None, before_time: str | None) -> tuple[str, list[Any]]:
+    def _time_range(
+        after_time: str | None, before_time: str | None, namespace: str | None
+    ) -> tuple[str, list[Any]]:
         clauses, params = [], []
         if after_time is not None:
             clauses.append("event_time >= ?")
@@ -234,12 +237,22 @@ class SqlEventStore(EventStore):
         if before_time is not None:
             clauses.append("event_time <= ?")
             params.append(before_time)
+        if namespace is not None:
+            clauses.append("(job_namespace = ? OR (job_namespace IS NULL AND dataset_namespace = ?))")
+            params += [namespace, namespace]
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def list_events(
-        self, *, after_time: str | None, before_time: str | None, descending: bool, limit: int, offset: int
+        self,
+        *,
+        after_time: str | None,
+        before_time: str | None,
+        descending: bool,
+        limit: int,
+        offset: int,
+        namespace: str | None = None,
     ) -> list[StoredEvent]:
-        where, params = self._time_range(after_time, before_time)
+        where, params = self._time_range(after_time, before_time, namespace)
         order = "DESC" if descending else "ASC"
         query = (
             f"SELECT {COLUMNS} FROM events{where} ORDER BY event_time {order}, seq {order} LIMIT ? OFFSET ?"
@@ -248,8 +261,10 @@ class SqlEventStore(EventStore):
             cur.execute(self._sql(query), [*params, limit, offset])
             return [_row_to_event(row) for row in cur.fetchall()]
 
-    def count_events(self, *, after_time: str | None, before_time: str | None) -> int:
-        where, params = self._time_range(after_time, before_time)
+    def count_events(
+        self, *, after_time: str | None, before_time: str | None, namespace: str | None = None
+    ) -> int:
+        where, params = self._time_range(after_time, before_time, namespace)
         with self._reading() as cur:
             cur.execute(self._sql(f"SELECT COUNT(*) FROM events{where}"), params)
             row = cur.fetchone()
@@ -321,16 +336,6 @@ class SqlEventStore(EventStore):
             cur.fetchone()
 
     # -- the lineage model (read only; the pipeline writes it) ------------------------------------
-    def _chunked(self, cur: Any, query: str, keys: Sequence[str]) -> list[Any]:
-        """Rows of `query` (with `{marks}` for an IN list) for every key, a chunk at a time."""
-        rows: list[Any] = []
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), _EXISTING_CHUNK):
-            chunk = unique[start : start + _EXISTING_CHUNK]
-            cur.execute(self._sql(query.format(marks=", ".join("?" * len(chunk)))), chunk)
-            rows += cur.fetchall()
-        return rows
-
     def _current_facets(self, cur: Any, view: str, node_ids: Sequence[str]) -> dict[str, list[Facet]]:
         facets: dict[str, list[Facet]] = {}
         for node_id, name, value in self._chunked(cur, _CURRENT_FACETS.replace("{view}", view), node_ids):
@@ -352,14 +357,9 @@ class SqlEventStore(EventStore):
 
     def _datasets(self, cur: Any, rows: list[Any]) -> list[DatasetRow]:
         facets = self._current_facets(cur, "dataset_facet_history", [row[0] for row in rows])
-        fields: dict[str, list[FieldRow]] = {}
-        hashes = [row[8] for row in rows if row[8] is not None]
-        query = (
-            "SELECT schema_hash, path, position, type, description FROM schema_fields "
-            "WHERE schema_hash IN ({marks}) ORDER BY schema_hash, position"
-        )
-        for schema_hash, path, position, kind, text in self._chunked(cur, query, hashes):
-            fields.setdefault(schema_hash, []).append(FieldRow(path, int(position), kind, text))
+        fields = self._schema_fields(cur, [row[8] for row in rows if row[8] is not None])
+        tags = self._tags_of(cur, "dataset_tags", [row[0] for row in rows])
+        field_tags = self._field_tags_of(cur, [row[0] for row in rows])
         return [
             DatasetRow(
                 namespace=row[1],
@@ -372,6 +372,8 @@ class SqlEventStore(EventStore):
                 last_modified_at=row[9],
                 fields=tuple(fields.get(row[8], ())) if row[8] is not None else (),
                 facets=tuple(facets.get(row[0], ())),
+                tags=tuple(tags.get(row[0], ())),
+                field_tags=tuple(field_tags.get(row[0], ())),
             )
             for row in rows
         ]
@@ -458,6 +460,7 @@ class SqlEventStore(EventStore):
         for run, row in runs.values():
             if row[15] > 0:
                 by_job.setdefault((run.job_namespace, run.job_name), []).append((int(row[15]), run))
+        tags = self._tags_of(cur, "job_tags", node_ids)
         jobs = []
         for row in rows:
             inputs, outputs = io.get(row[5], ([], [])) if row[5] is not None else ([], [])
@@ -475,6 +478,7 @@ class SqlEventStore(EventStore):
                     facets=tuple(facets.get(row[0], ())),
                     latest_run=runs[row[6]][0] if row[6] in runs else None,
                     latest_runs=tuple(run for _, run in recent),
+                    tags=tuple(tags.get(row[0], ())),
                 )
             )
         return jobs
@@ -545,6 +549,13 @@ class SqlEventStore(EventStore):
             cur.execute(self._sql(query), (run_id,))
             found = self._runs(cur, cur.fetchall())
         return found[0] if found else None
+
+    def _runs_by_id(self, cur: Any, run_ids: Sequence[str]) -> dict[str, RunRow]:
+        query = (
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            "WHERE r.run_id IN ({marks})"
+        )
+        return {run.run_id: run for run in self._runs(cur, self._chunked(cur, query, run_ids))}
 
     def run_job_facets(self, run_id: str) -> list[Facet] | None:
         query = (

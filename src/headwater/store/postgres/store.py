@@ -25,6 +25,7 @@ def _libpq_url(url: str) -> str:
 class PostgresEventStore(SqlEventStore):
     backend = "postgresql"
     paramstyle = "format"
+    snapshot_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
     migrations_package = "headwater.store.postgres.migrations"
 
     def __init__(self, url: str, *, pool_size: int = 8) -> None:
@@ -38,7 +39,9 @@ class PostgresEventStore(SqlEventStore):
             max_size=pool_size,
             open=False,
             timeout=10,
-            kwargs={"autocommit": True},
+            # Lineage reads take key lists of any length (`= ANY(%s)`): a generic prepared plan
+            # cannot see their length and may scan a whole table, so plan each query for its keys.
+            kwargs={"autocommit": True, "prepare_threshold": None},
         )
         try:
             self._pool.open(wait=True, timeout=10)
@@ -59,7 +62,7 @@ class PostgresEventStore(SqlEventStore):
         return self._writer
 
     @contextmanager
-    def _reading(self) -> Iterator[Any]:
+    def _read_cursor(self) -> Iterator[Any]:
         try:
             with self._pool.connection() as conn, conn.cursor() as cur:
                 yield cur

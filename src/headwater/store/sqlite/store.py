@@ -67,7 +67,7 @@ class SqliteEventStore(SqlEventStore):
         return conn
 
     @contextmanager
-    def _reading(self) -> Iterator[Any]:
+    def _read_cursor(self) -> Iterator[Any]:
         try:
             cur = self._reader().cursor()
             try:
@@ -106,6 +106,13 @@ class SqliteEventStore(SqlEventStore):
             yield
         finally:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _name_match(self, index: str, q: str) -> tuple[str, str]:
+        """Names holding `q` through the trigram tables of migration 0005 (3 characters or more;
+        shorter ones scan)."""
+        if len(q) < 3:
+            return super()._name_match(index, q)
+        return f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)", '"' + q.replace('"', '""') + '"'
 
     def _run_script(self, cursor: Any, script: str) -> None:
         # executescript would COMMIT the open transaction; run the statements one by one instead.
