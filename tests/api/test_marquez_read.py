@@ -97,6 +97,7 @@ ETL_JOB = {
         "sql": {"query": "SELECT 2"},
     },
     "currentVersion": "jv-clean-2",
+    "tags": [],
 }
 REPORT_JOB = {
     "id": {"namespace": "warehouse", "name": "etl.clean_orders.report"},
@@ -115,6 +116,7 @@ REPORT_JOB = {
     "latestRuns": [RUN_3],
     "facets": {"jobType": {"processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}},
     "currentVersion": "jv-report-1",
+    "tags": [],
 }
 ORDERS_DATASET = {
     "id": {"namespace": "s3://lake", "name": "raw/orders"},

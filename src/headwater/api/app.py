@@ -17,8 +17,10 @@ from headwater.api import (
     events_routes,
     ingest_errors_routes,
     ingest_routes,
+    lineage_routes,
     marquez_routes,
     metrics_routes,
+    warehouse_routes,
 )
 from headwater.api.responses import JSONResponse, error_response
 from headwater.config import Settings, load_settings
@@ -70,6 +72,9 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(atlas_routes.router)
     app.include_router(events_routes.router)
     app.include_router(marquez_routes.router)
+    app.include_router(marquez_routes.tag_router)
+    app.include_router(lineage_routes.router)
+    app.include_router(warehouse_routes.router)
     app.include_router(ingest_errors_routes.router)
     app.include_router(metrics_routes.router)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)

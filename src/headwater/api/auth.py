@@ -49,3 +49,9 @@ async def require_write(request: Request) -> None:
 async def require_read(request: Request) -> None:
     settings: Settings = request.app.state.settings
     _require(request, settings.read_keys, settings.write_keys, "read")
+
+
+async def require_tag_write(request: Request) -> None:
+    """Tags are writes: the write keys set them."""
+    settings: Settings = request.app.state.settings
+    _require(request, settings.write_keys, settings.read_keys, "write tags")

@@ -7,20 +7,40 @@ every namespace route reads its names back from the raw path, one encoded segmen
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request
 
-from headwater.api.auth import require_read
+from headwater.api.auth import require_read, require_tag_write
 from headwater.api.responses import JSONResponse
 from headwater.errors import BadRequest, NotFound
-from headwater.query.marquez import dataset_json, facets_json, job_json, namespace_json, run_json
-from headwater.query.params import whole_number
+from headwater.events.times import format_ticks, now_ticks
+from headwater.query.marquez import (
+    dataset_json,
+    dataset_version_json,
+    facets_json,
+    job_json,
+    job_version_json,
+    namespace_json,
+    run_json,
+    search_json,
+    source_json,
+    tags_json,
+)
+from headwater.query.node_ids import dataset_id, job_id
+from headwater.query.params import choice, whole_number
 from headwater.query.run_events import parse_run_id
+from headwater.query.times import parse_time_param
 from headwater.store.base import EventStore
 from headwater.store.model_rows import RUN_STATES, RunRow
 
+Row = TypeVar("Row")
 router = APIRouter(prefix="/api/v1", tags=["lineage model (Marquez)"], dependencies=[Depends(require_read)])
+# Tag writes need a write key (not a read key): a router of their own.
+tag_router = APIRouter(prefix="/api/v1", tags=["tags (Marquez)"], dependencies=[Depends(require_tag_write)])
 NAMESPACES = "/api/v1/namespaces/"
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
@@ -39,6 +59,13 @@ def _paging(limit: str | None, offset: str | None) -> tuple[int, int]:
     )
 
 
+def _text(name: str, value: str) -> str:
+    """A name or text parameter; NUL, which no name holds and the databases refuse, is a 400."""
+    if "\x00" in value:
+        raise BadRequest(f"{name}: holds a NUL character")
+    return value
+
+
 def _segments(request: Request) -> list[str]:
     """The path after /api/v1/namespaces/, split at the slashes the client did not encode."""
     raw = request.scope.get("raw_path")
@@ -46,7 +73,7 @@ def _segments(request: Request) -> list[str]:
     _, found, rest = path.partition(NAMESPACES)
     if not found:
         raise NotFound(f"no route for {request.url.path}")
-    return [unquote(part) for part in rest.split("/")]
+    return [_text("path", unquote(part)) for part in rest.split("/")]
 
 
 def _namespace(store: EventStore, name: str) -> None:
@@ -72,6 +99,8 @@ def _namespace_answer(request: Request, limit: str | None, offset: str | None) -
             datasets = store.list_datasets(namespace, limit=size, offset=skip)
             total = store.count_datasets(namespace)
             return JSONResponse({"totalCount": total, "datasets": [dataset_json(d) for d in datasets]})
+        if len(rest) in (2, 3) and rest[1] == "versions":
+            return _versions_answer(store, "dataset", namespace, rest[0], rest[2:], limit, offset)
         name = "/".join(rest)
         dataset = store.get_dataset(namespace, name)
         if dataset is None:
@@ -81,6 +110,8 @@ def _namespace_answer(request: Request, limit: str | None, offset: str | None) -
         _namespace(store, namespace)
         if not rest:
             return _jobs_answer(store, namespace, [], limit, offset)
+        if len(rest) in (2, 3) and rest[1] == "versions":
+            return _versions_answer(store, "job", namespace, rest[0], rest[2:], limit, offset)
         runs = len(rest) > 1 and rest[-1] == "runs"
         name = "/".join(rest[:-1] if runs else rest)
         job = store.get_job(namespace, name)
@@ -93,6 +124,61 @@ def _namespace_answer(request: Request, limit: str | None, offset: str | None) -
         total = store.count_runs(namespace, name)
         return JSONResponse({"totalCount": total, "runs": [run_json(r) for r in rows]})
     raise NotFound(f"no route for {request.url.path}")
+
+
+def _pages(
+    version: list[str],
+    one: Callable[[str], Row | None],
+    many: Callable[[int, int], tuple[list[Row], int]],
+    shape: Callable[[Row], dict[str, Any]],
+    limit: str | None,
+    offset: str | None,
+    what: str,
+) -> JSONResponse:
+    """One version (`version` = [id]) or a page of them: `{totalCount, versions}`."""
+    if version:
+        found = one(version[0])
+        if found is None:
+            raise NotFound(f"version '{version[0]}' of {what} not found")
+        return JSONResponse(shape(found))
+    versions, total = many(*_paging(limit, offset))
+    return JSONResponse({"totalCount": total, "versions": [shape(v) for v in versions]})
+
+
+def _versions_answer(
+    store: EventStore,
+    kind: str,
+    namespace: str,
+    name: str,
+    version: list[str],
+    limit: str | None,
+    offset: str | None,
+) -> JSONResponse:
+    """`…/{dataset|job}/versions` (newest first) or `…/versions/{version}`."""
+    what = f"{kind} '{name}'"
+    if kind == "dataset":
+        if store.get_dataset(namespace, name) is None:
+            raise NotFound(f"{what} not found in namespace '{namespace}'")
+        return _pages(
+            version,
+            lambda v: store.get_dataset_version(namespace, name, v),
+            lambda size, skip: store.list_dataset_versions(namespace, name, limit=size, offset=skip),
+            dataset_version_json,
+            limit,
+            offset,
+            what,
+        )
+    if store.get_job(namespace, name) is None:
+        raise NotFound(f"{what} not found in namespace '{namespace}'")
+    return _pages(
+        version,
+        lambda v: store.get_job_version(namespace, name, v),
+        lambda size, skip: store.list_job_versions(namespace, name, limit=size, offset=skip),
+        job_version_json,
+        limit,
+        offset,
+        what,
+    )
 
 
 def _jobs_answer(
@@ -120,10 +206,13 @@ def list_namespaces(request: Request, limit: str | None = None, offset: str | No
 
 # The most specific paths first: `{namespace:path}` would match all of them.
 @router.get("/namespaces/{namespace:path}/datasets/{dataset:path}", summary="A dataset")
-def get_dataset(request: Request, namespace: str, dataset: str) -> JSONResponse:
+def get_dataset(
+    request: Request, namespace: str, dataset: str, limit: str | None = None, offset: str | None = None
+) -> JSONResponse:
     """The dataset with its current facets and the fields of its current version. Encode slashes
-    and colons in names (`s3%3A%2F%2Flake`)."""
-    return _namespace_answer(request, None, None)
+    and colons in names (`s3%3A%2F%2Flake`). Also `…/{dataset}/versions` (newest first, `limit`,
+    `offset`) and `…/{dataset}/versions/{version}`."""
+    return _namespace_answer(request, limit, offset)
 
 
 @router.get("/namespaces/{namespace:path}/datasets", summary="Datasets of a namespace")
@@ -143,10 +232,12 @@ def list_runs(
 
 
 @router.get("/namespaces/{namespace:path}/jobs/{job:path}", summary="A job")
-def get_job(request: Request, namespace: str, job: str) -> JSONResponse:
+def get_job(
+    request: Request, namespace: str, job: str, limit: str | None = None, offset: str | None = None
+) -> JSONResponse:
     """The job with its current facets, its current version's inputs and outputs, and its latest
-    runs."""
-    return _namespace_answer(request, None, None)
+    runs. Also `…/{job}/versions` (newest first, `limit`, `offset`) and `…/{job}/versions/{version}`."""
+    return _namespace_answer(request, limit, offset)
 
 
 @router.get("/namespaces/{namespace:path}/jobs", summary="Jobs of a namespace")
@@ -201,3 +292,149 @@ def get_run_facets(request: Request, runId: str, type: str | None = None) -> JSO
         return JSONResponse({"runId": run.run_id, "facets": facets_json(run.facets)})
     facets = store.run_job_facets(run.run_id) or []
     return JSONResponse({"runId": run.run_id, "facets": facets_json(facets)})
+
+
+# -- tags: set through the API, kept apart from the model the pipeline rebuilds ----------------------
+def _now() -> str:
+    return format_ticks(now_ticks())
+
+
+def _tag_answer(request: Request, tagged: bool) -> JSONResponse:
+    """POST (tag) or DELETE (untag) .../datasets/{dataset}/tags/{tag},
+    .../datasets/{dataset}/fields/{field}/tags/{tag} or .../jobs/{job}/tags/{tag}."""
+    store = _store(request)
+    parts = _segments(request)
+    if len(parts) in (5, 7):
+        _namespace(store, parts[0])
+    if len(parts) == 5 and parts[1] == "datasets" and parts[3] == "tags":
+        namespace, _, name, _, tag = parts
+        field = None
+    elif len(parts) == 7 and parts[1] == "datasets" and parts[3] == "fields" and parts[5] == "tags":
+        namespace, _, name, _, field, _, tag = parts
+    elif len(parts) == 5 and parts[1] == "jobs" and parts[3] == "tags":
+        namespace, _, name, _, tag = parts
+        job = store.get_job(namespace, name)
+        if job is None:
+            raise NotFound(f"job '{name}' not found in namespace '{namespace}'")
+        store.set_tag(job_id(namespace, name), tag, field=None, tagged=tagged, now=_now())
+        return JSONResponse(job_json(store.get_job(namespace, name) or job))
+    else:
+        raise NotFound(f"no route for {request.method} {request.url.path}")
+    dataset = store.get_dataset(namespace, name)
+    if dataset is None:
+        raise NotFound(f"dataset '{name}' not found in namespace '{namespace}'")
+    if field is not None and field not in {f.path for f in dataset.fields}:
+        raise NotFound(f"field '{field}' not found in dataset '{name}'")
+    store.set_tag(dataset_id(namespace, name), tag, field=field, tagged=tagged, now=_now())
+    return JSONResponse(dataset_json(store.get_dataset(namespace, name) or dataset))
+
+
+@tag_router.post("/namespaces/{namespace:path}/datasets/{dataset:path}")
+def tag_dataset(request: Request, namespace: str, dataset: str) -> JSONResponse:
+    """Tag a dataset (`…/datasets/{dataset}/tags/{tag}`) or one of its fields
+    (`…/datasets/{dataset}/fields/{field}/tags/{tag}`); answers the dataset. An unknown tag is
+    created."""
+    return _tag_answer(request, tagged=True)
+
+
+@tag_router.delete("/namespaces/{namespace:path}/datasets/{dataset:path}")
+def untag_dataset(request: Request, namespace: str, dataset: str) -> JSONResponse:
+    """Remove a tag from a dataset or one of its fields; answers the dataset."""
+    return _tag_answer(request, tagged=False)
+
+
+@tag_router.post("/namespaces/{namespace:path}/jobs/{job:path}")
+def tag_job(request: Request, namespace: str, job: str) -> JSONResponse:
+    """Tag a job (`…/jobs/{job}/tags/{tag}`); answers the job."""
+    return _tag_answer(request, tagged=True)
+
+
+@tag_router.delete("/namespaces/{namespace:path}/jobs/{job:path}")
+def untag_job(request: Request, namespace: str, job: str) -> JSONResponse:
+    """Remove a tag from a job; answers the job."""
+    return _tag_answer(request, tagged=False)
+
+
+@router.get("/tags", summary="Tags")
+def list_tags(request: Request, limit: str | None = None, offset: str | None = None) -> JSONResponse:
+    """Tags by name: `{tags: [{name, description}]}`."""
+    size, skip = _paging(limit, offset)
+    return JSONResponse(tags_json(_store(request).list_tags(limit=size, offset=skip)))
+
+
+@tag_router.put("/tags/{tag}", summary="Create a tag")
+async def put_tag(request: Request, tag: str) -> JSONResponse:
+    """Create the tag or set its description (body `{"description": "..."}`, optional); answers
+    every tag, as Marquez does."""
+    body = await request.body()
+    description = None
+    if body.strip():
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest(f"body: not JSON ({exc})") from None
+        value = document.get("description") if isinstance(document, dict) else None
+        if value is not None and not isinstance(value, str):
+            raise BadRequest("description: must be a string")
+        description = _text("description", value) if value is not None else None
+    store = _store(request)
+    store.put_tag(_text("tag", tag), description, _now())
+    return JSONResponse(tags_json(store.list_tags(limit=MAX_LIMIT, offset=0)))
+
+
+# -- sources and search -------------------------------------------------------------------------------
+@router.get("/sources", summary="Sources")
+def list_sources(request: Request, limit: str | None = None, offset: str | None = None) -> JSONResponse:
+    """Data sources named by datasets' dataSource facet: `{sources: [...]}`."""
+    size, skip = _paging(limit, offset)
+    return JSONResponse(
+        {"sources": [source_json(r) for r in _store(request).list_sources(limit=size, offset=skip)]}
+    )
+
+
+@router.get("/sources/{source:path}", summary="A source")
+def get_source(request: Request, source: str) -> JSONResponse:
+    found = _store(request).get_source(_text("source", source))
+    if found is None:
+        raise NotFound(f"source '{source}' not found")
+    return JSONResponse(source_json(found))
+
+
+SEARCH_FILTERS = ("DATASET", "JOB")
+SEARCH_SORTS = ("NAME", "UPDATE_AT")
+
+
+def _day(name: str, value: str | None) -> str | None:
+    """`YYYY-MM-DD` (Marquez) or a full ISO 8601 time, in the stored form."""
+    if value and len(value) == 10:
+        value += "T00:00:00Z"
+    return parse_time_param(name, value)
+
+
+@router.get("/search", summary="Search datasets and jobs")
+def search(
+    request: Request,
+    q: str | None = None,
+    filter: str | None = None,
+    sort: str | None = None,
+    limit: str | None = None,
+    namespace: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+) -> JSONResponse:
+    """Datasets and jobs whose name contains `q` (any case): `filter` DATASET or JOB, `sort` NAME
+    (default) or UPDATE_AT (newest first), `limit` (default 10), `namespace`, and `before` /
+    `after` (`YYYY-MM-DD` or a time) on the last update. Answer: `{totalCount, results}`."""
+    if not q:
+        raise BadRequest("q: required, the text to look for in names")
+    kind = choice("filter", filter, "", SEARCH_FILTERS) or None
+    rows, total = _store(request).search(
+        _text("q", q),
+        kind=kind,
+        namespace=_text("namespace", namespace) if namespace else None,
+        sort=choice("sort", sort, "NAME", SEARCH_SORTS),
+        limit=whole_number("limit", limit, 10, 1, MAX_LIMIT),
+        before=_day("before", before),
+        after=_day("after", after),
+    )
+    return JSONResponse(search_json(rows, total))

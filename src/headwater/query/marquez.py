@@ -8,7 +8,20 @@ from typing import Any
 import orjson
 
 from headwater.query.times import display_time
-from headwater.store.model_rows import DatasetRef, DatasetRow, Facet, JobRow, NamespaceRow, RunRow
+from headwater.store.model_rows import (
+    DatasetRef,
+    DatasetRow,
+    DatasetVersionRow,
+    Facet,
+    FieldRow,
+    JobRow,
+    JobVersionRow,
+    NamespaceRow,
+    RunRow,
+    SearchRow,
+    SourceRow,
+    TagRow,
+)
 
 # Marquez' owner of the namespaces that lineage events create.
 DEFAULT_OWNER = "anonymous"
@@ -52,6 +65,16 @@ def _ref_json(ref: DatasetRef) -> dict[str, str]:
     return {"namespace": ref.namespace, "name": ref.name}
 
 
+def _fields_json(fields: Iterable[FieldRow], tags: Iterable[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    by_field: dict[str, list[str]] = {}
+    for path, tag in tags:
+        by_field.setdefault(path, []).append(tag)
+    return [
+        {"name": f.path, "type": f.type, "tags": by_field.get(f.path, []), "description": f.description}
+        for f in fields
+    ]
+
+
 def dataset_json(row: DatasetRow) -> dict[str, Any]:
     return {
         "id": {"namespace": row.namespace, "name": row.name},
@@ -62,11 +85,8 @@ def dataset_json(row: DatasetRow) -> dict[str, Any]:
         "updatedAt": _time(row.updated_at),
         "namespace": row.namespace,
         "sourceName": row.source_name,
-        "fields": [
-            {"name": field.path, "type": field.type, "tags": [], "description": field.description}
-            for field in row.fields
-        ],
-        "tags": [],
+        "fields": _fields_json(row.fields, row.field_tags),
+        "tags": list(row.tags),
         "lastModifiedAt": _time(row.last_modified_at),
         "lastLifecycleState": row.lifecycle,
         "description": _facet_field(row.facets, "documentation", "description"),
@@ -126,4 +146,75 @@ def job_json(row: JobRow) -> dict[str, Any]:
         "latestRuns": [run_json(run) for run in row.latest_runs],
         "facets": facets_json(row.facets),
         "currentVersion": row.current_version,
+        "tags": list(row.tags),
     }
+
+
+def source_json(row: SourceRow) -> dict[str, Any]:
+    """Marquez' Source; the type is the URI's scheme (POSTGRES, S3, …), UNKNOWN without one."""
+    scheme = (row.uri or "").partition("://")[0] if row.uri and "://" in row.uri else ""
+    return {
+        "type": scheme.upper() or "UNKNOWN",
+        "name": row.name,
+        "createdAt": _time(row.created_at),
+        "updatedAt": _time(row.updated_at),
+        "connectionUrl": row.uri,
+        "description": None,
+    }
+
+
+def dataset_version_json(row: DatasetVersionRow) -> dict[str, Any]:
+    return {
+        "id": {"namespace": row.namespace, "name": row.name, "version": row.version_id},
+        "type": "DB_TABLE",
+        "name": row.name,
+        "physicalName": row.name,
+        "createdAt": _time(row.created_at),
+        "version": row.version_id,
+        "datasetVersion": row.version_label,
+        "namespace": row.namespace,
+        "sourceName": row.source_name,
+        "fields": _fields_json(row.fields),
+        "tags": list(row.tags),
+        "lifecycleState": row.lifecycle,
+        "description": _facet_field(row.facets, "documentation", "description"),
+        "createdByRun": run_json(row.created_by_run) if row.created_by_run else None,
+        "facets": facets_json(row.facets),
+    }
+
+
+def job_version_json(row: JobVersionRow) -> dict[str, Any]:
+    return {
+        "id": {"namespace": row.namespace, "name": row.name, "version": row.version_id},
+        "name": row.name,
+        "version": row.version_id,
+        "createdAt": _time(row.created_at),
+        "updatedAt": _time(row.updated_at),
+        "namespace": row.namespace,
+        "inputs": [_ref_json(ref) for ref in row.inputs],
+        "outputs": [_ref_json(ref) for ref in row.outputs],
+        "location": row.location,
+        "runCount": row.run_count,
+        "latestRun": run_json(row.latest_run) if row.latest_run else None,
+        "facets": facets_json(row.facets),
+    }
+
+
+def search_json(rows: Iterable[SearchRow], total: int) -> dict[str, Any]:
+    return {
+        "totalCount": total,
+        "results": [
+            {
+                "type": row.kind,
+                "name": row.name,
+                "updatedAt": _time(row.updated_at),
+                "namespace": row.namespace,
+                "nodeId": row.node_id,
+            }
+            for row in rows
+        ],
+    }
+
+
+def tags_json(rows: Iterable[TagRow]) -> dict[str, Any]:
+    return {"tags": [{"name": row.name, "description": row.description} for row in rows]}
