@@ -58,6 +58,7 @@ def main(config: str | None) -> None:
     Replay event files:     headwater ingest events.ndjson more/
     Consume from Kafka:     headwater consume (or HEADWATER_KAFKA_ENABLED=true headwater serve)
     Read a run's events:    GET /api/atlas/v2/openlineage/runs/{runId}
+    Show a node's lineage:  headwater lineage dataset:{namespace}:{name} --direction up
     See every setting:      headwater settings
     """
 
@@ -293,6 +294,92 @@ def _serve_metrics(host: str, port: int) -> None:
 
     server = ThreadingHTTPServer((host, port), Handler)
     threading.Thread(target=server.serve_forever, name="headwater-metrics", daemon=True).start()
+
+
+@main.command("lineage")
+@click.argument("node_id")
+@database_option
+@click.option(
+    "--direction",
+    type=click.Choice(["up", "down", "both"]),
+    default="both",
+    show_default=True,
+    help="Upstream (what it comes from), downstream (what comes from it), or both.",
+)
+@click.option("--depth", default=20, show_default=True, type=click.IntRange(0, 1000), help="Jobs deep.")
+@click.option(
+    "--limit", default=500, show_default=True, type=click.IntRange(1, 100_000), help="Nodes at most."
+)
+@click.option("--as-of", help="The lineage as it stood at this time (ISO 8601, e.g. 2024-05-01T10:00:00Z).")
+@click.option("--no-jobs", is_flag=True, help="Datasets only: join each job's inputs to its outputs.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["table", "json", "dot"]),
+    default="table",
+    show_default=True,
+    help="table: one line per node; json: vertices and edges; dot: Graphviz (pipe to `dot -Tsvg`).",
+)
+@click.pass_context
+def lineage_command(
+    ctx: click.Context,
+    /,
+    node_id: str,
+    database_url: str | None,
+    direction: str,
+    depth: int,
+    limit: int,
+    as_of: str | None,
+    no_jobs: bool,
+    output: str,
+) -> None:
+    """Show the lineage of NODE_ID from the model the pipeline built.
+
+    \b
+    NODE_ID is dataset:{namespace}:{name}, job:{namespace}:{name} or, for column lineage,
+    datasetField:{namespace}:{dataset}:{field}. For example:
+      headwater lineage dataset:warehouse:public.orders --direction up
+      headwater lineage job:airflow:etl.load --depth 2 --format dot | dot -Tsvg > lineage.svg
+      headwater lineage datasetField:warehouse:public.orders:total --as-of 2024-05-01T00:00:00Z
+
+    Lineage is directed: upstream follows what the node is made from, downstream what is made from
+    it; jobs that merely read the same dataset are not included.
+    """
+    import orjson
+
+    from headwater.query.lineage import LineageQuery, TraversalDirection, lineage
+    from headwater.query.lineage_json import warehouse_graph
+    from headwater.query.lineage_text import as_dot, as_table
+    from headwater.query.times import parse_time_param
+    from headwater.store import open_store
+
+    settings = _settings(ctx, database_url=database_url)
+    ways: dict[str, TraversalDirection] = {"up": "upstream", "down": "downstream", "both": "both"}
+    try:
+        query = LineageQuery(
+            node_id,
+            ways[direction],
+            depth,
+            limit,
+            parse_time_param("--as-of", as_of),
+            not no_jobs,
+        )
+        store = open_store(settings.database_url)
+        try:
+            with store.snapshot():
+                result = lineage(store, query)
+        finally:
+            store.close()
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    if output == "json":
+        click.echo(
+            orjson.dumps(warehouse_graph(result, ways[direction]), option=orjson.OPT_INDENT_2).decode()
+        )
+    elif output == "dot":
+        click.echo(as_dot(result))
+    else:
+        click.echo(as_table(result))
 
 
 @main.command("errors")
