@@ -93,6 +93,17 @@ def test_condensed_view_drops_jobs(model: EventStore) -> None:
     assert {e.job for e in result.edges} == {job("transform"), job("extract"), job("load")}
     one = lineage(model, LineageQuery(ds("d"), "downstream", depth=1, include_processes=False))
     assert edges(one) == {(ds("d"), ds("e"))}
+    both = lineage(model, LineageQuery(ds("d"), "both", include_processes=False))
+    downstream = {(ds("d"), ds("e")), (ds("e"), ds("g")), (ds("g"), ds("e")), (ds("g"), ds("h"))}
+    assert edges(both) == edges(result) | downstream
+    from_job = lineage(model, LineageQuery(job("transform"), "both", depth=1, include_processes=False))
+    assert edges(from_job) == {
+        (ds("b"), job("transform")),
+        (ds("c"), job("transform")),
+        (job("transform"), ds("d")),
+        (ds("a"), ds("b")),  # depth 1 from a job: one dataset step beyond its own datasets
+        (ds("d"), ds("e")),
+    }
 
 
 def test_as_of_answers_from_the_job_versions_then(model: EventStore) -> None:
