@@ -15,6 +15,7 @@ from headwater import __version__
 from headwater.api import (
     atlas_routes,
     events_routes,
+    generic_routes,
     ingest_errors_routes,
     ingest_routes,
     lineage_routes,
@@ -76,6 +77,8 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(lineage_routes.router)
     app.include_router(warehouse_routes.router)
     app.include_router(ingest_errors_routes.router)
+    app.include_router(generic_routes.ingest_router)
+    app.include_router(generic_routes.router)
     app.include_router(metrics_routes.router)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)
 

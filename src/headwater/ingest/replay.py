@@ -1,9 +1,10 @@
-"""Replaying event files (JSON, NDJSON, gzipped) into the store through the same validation as HTTP."""
+"""Replaying event files (JSON, NDJSON, gzipped) into the store through the same validation as HTTP
+(OpenLineage events here; generic events through `headwater.ingest.generic`)."""
 
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from headwater.events.times import format_ticks, now_ticks
 from headwater.ingest.service import (
     DUPLICATE,
     REJECTED,
+    Outcome,
     collector_paused,
     record_stored,
     validate_documents,
@@ -46,6 +48,25 @@ def _documents(path: Path) -> Iterator[Document]:
 def replay_files(
     store: EventStore, files: list[Path], *, batch_size: int = 1000, progress: bool = True
 ) -> ReplaySummary:
+    """OpenLineage events from files into the store."""
+
+    def store_batch(documents: Sequence[Document]) -> Sequence[Outcome]:
+        validated = validate_documents(documents)
+        stored = store.append(validated.events, format_ticks(now_ticks()))
+        return record_stored(validated, stored)
+
+    return replay_documents(files, store_batch, batch_size=batch_size, progress=progress)
+
+
+def replay_documents(
+    files: list[Path],
+    store_batch: Callable[[Sequence[Document]], Sequence[Outcome]],
+    *,
+    batch_size: int = 1000,
+    progress: bool = True,
+) -> ReplaySummary:
+    """The documents of the files, `batch_size` at a time through `store_batch` (which validates
+    and stores them), summed up."""
     summary = ReplaySummary()
     total_bytes = sum(path.stat().st_size for path in files)
     with tqdm(total=total_bytes, unit="B", unit_scale=True, disable=not progress, desc="ingest") as bar:
@@ -62,9 +83,8 @@ def replay_files(
                 continue
             for start in range(0, len(documents), batch_size):
                 with collector_paused():
-                    validated = validate_documents(documents[start : start + batch_size])
-                stored = store.append(validated.events, format_ticks(now_ticks()))
-                for outcome in record_stored(validated, stored):
+                    outcomes = store_batch(documents[start : start + batch_size])
+                for outcome in outcomes:
                     if outcome.status == REJECTED:
                         summary.rejected += 1
                         summary.rejections.append(f"{path}#{outcome.index}: {'; '.join(outcome.errors)}")

@@ -1,5 +1,6 @@
 """Group commit: one thread appends whatever events are waiting in one durable transaction, so
-concurrent requests share an fsync and each is acknowledged only after its commit."""
+concurrent requests share an fsync and each is acknowledged only after its commit. OpenLineage
+and generic events wait in the same queue; each kind is committed by its own store call."""
 
 from __future__ import annotations
 
@@ -7,22 +8,26 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Any
 
 from headwater.errors import HeadwaterError, StoreRefused, StoreUnavailable
+from headwater.events.generic import GenericEvent
 from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
 from headwater.store.base import EventStore
+from headwater.store.generic import GenericStored, generic_store
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
 class _Pending:
-    events: Sequence[Event]
-    future: Future[list[bool]]
+    events: Sequence[Any]  # Event, or GenericEvent when `generic`
+    future: Future[list[Any]]  # list[bool], or list[GenericStored] when `generic`
+    generic: bool = False
 
 
 class GroupCommitWriter:
@@ -44,6 +49,21 @@ class GroupCommitWriter:
         else:
             self._queue.put(_Pending(events, future))
         return future
+
+    def submit_generic(self, events: Sequence[GenericEvent]) -> Future[list[GenericStored]]:
+        future: Future[list[GenericStored]] = Future()
+        if not events:
+            future.set_result([])
+        else:
+            self._queue.put(_Pending(events, future, generic=True))
+        return future
+
+    async def append_generic(self, events: Sequence[GenericEvent]) -> list[GenericStored]:
+        """Resolve once the generic events are durable: each one's id and whether it is new."""
+        return await asyncio.wrap_future(self.submit_generic(events))
+
+    def append_generic_sync(self, events: Sequence[GenericEvent]) -> list[GenericStored]:
+        return self.submit_generic(events).result()
 
     async def append(self, events: Sequence[Event]) -> list[bool]:
         """Resolve once the events are durable: True for each newly stored event."""
@@ -79,6 +99,12 @@ class GroupCommitWriter:
                 return
 
     def _commit(self, group: list[_Pending]) -> None:
+        for generic in (False, True):
+            same = [pending for pending in group if pending.generic is generic]
+            if same:
+                self._commit_kind(same)
+
+    def _commit_kind(self, group: list[_Pending]) -> None:
         failure = self._try_commit(group)
         if failure is None:
             return
@@ -86,15 +112,18 @@ class GroupCommitWriter:
             # The store refused this data (not an outage): retry each request alone, so one
             # request it refuses cannot fail the others.
             for pending in group:
-                self._commit([pending])
+                self._commit_kind([pending])
             return
         for pending in group:
             pending.future.set_exception(failure)
 
     def _try_commit(self, group: list[_Pending]) -> HeadwaterError | None:
         events = [event for pending in group for event in pending.events]
+        append: Callable[[Any, str], list[Any]] = self.store.append
         try:
-            stored = self.store.append(events, format_ticks(now_ticks()))
+            if group[0].generic:
+                append = generic_store(self.store).append_generic
+            stored = append(events, format_ticks(now_ticks()))
         except HeadwaterError as exc:
             log.error("group commit of %d events failed: %s", len(events), exc.message)
             return exc

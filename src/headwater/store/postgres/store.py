@@ -12,6 +12,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from headwater.errors import StoreUnavailable
+from headwater.store.generic_sql import GenericSql
 from headwater.store.sql import SqlEventStore
 
 # Any constant works; it only has to be the same for every Headwater writer of one database.
@@ -22,7 +23,7 @@ def _libpq_url(url: str) -> str:
     return url.replace("postgresql+psycopg:", "postgresql:", 1)
 
 
-class PostgresEventStore(SqlEventStore):
+class PostgresEventStore(GenericSql, SqlEventStore):
     backend = "postgresql"
     paramstyle = "format"
     snapshot_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from headwater.errors import ConfigError, StoreUnavailable
+from headwater.store.generic_sql import GenericSql
 from headwater.store.sql import SqlEventStore
 
 
@@ -26,7 +27,7 @@ def sqlite_path(url: str) -> Path:
     return Path(path)
 
 
-class SqliteEventStore(SqlEventStore):
+class SqliteEventStore(GenericSql, SqlEventStore):
     backend = "sqlite"
     migrations_package = "headwater.store.sqlite.migrations"
 

@@ -1,0 +1,299 @@
+"""Generic events in SQL, for both backends: the event store row and the browse rows, written in
+one transaction; the browse reads (elements, events, tags)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from headwater.events.generic import GENERIC_KIND, GENERIC_PRODUCER, GenericEvent
+from headwater.store.generic import (
+    ElementRow,
+    EventElement,
+    GenericEventDetail,
+    GenericEventRow,
+    GenericStore,
+    GenericStored,
+    GenericTagRow,
+)
+from headwater.store.sql_reads import SqlReads
+
+_INSERT_EVENT = (
+    "INSERT INTO events (event_id, kind, event_time, producer, received_at, payload, content_hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_PAIRS = 250  # (a, b) pairs per lookup: 500 parameters
+_EVENT_COLUMNS = "e.id, e.type, e.description, e.received_at"
+
+
+def _event_row(row: Sequence[Any]) -> GenericEventRow:
+    return GenericEventRow(int(row[0]), row[1], row[2], row[3])
+
+
+class GenericSql(SqlReads, GenericStore):
+    """The generic-event tables of migration 0006; a backend provides the write transaction."""
+
+    @abstractmethod
+    def _writing(self) -> AbstractContextManager[Any]:
+        """A cursor inside one durable write transaction, serialized with every other writer."""
+
+    # -- writing ---------------------------------------------------------------------------------
+    def append_generic(self, events: Sequence[GenericEvent], received_at: str) -> list[GenericStored]:
+        if not events:
+            return []
+        with self._writing() as cur:
+            ids = self._seqs(cur, [event.event_id for event in events])
+            fresh: dict[str, GenericEvent] = {}
+            for event in events:
+                if event.event_id not in ids:
+                    fresh.setdefault(event.event_id, event)
+            if fresh:
+                cur.executemany(
+                    self._sql(_INSERT_EVENT),
+                    [
+                        (e.event_id, GENERIC_KIND, received_at, GENERIC_PRODUCER, received_at, e.payload,
+                         e.content_hash)
+                        for e in fresh.values()
+                    ],
+                )  # fmt: skip
+                ids.update(self._seqs(cur, list(fresh)))
+                self._browse_rows(cur, [(ids[e.event_id], e) for e in fresh.values()], received_at)
+        answered: list[GenericStored] = []
+        seen: set[str] = set()
+        for event in events:
+            answered.append(
+                GenericStored(ids[event.event_id], event.event_id in fresh and event.event_id not in seen)
+            )
+            seen.add(event.event_id)
+        return answered
+
+    def _seqs(self, cur: Any, event_ids: list[str]) -> dict[str, int]:
+        query = "SELECT event_id, seq FROM events WHERE event_id IN ({marks})"
+        return {row[0]: int(row[1]) for row in self._chunked(cur, query, event_ids)}
+
+    def _ids_of(
+        self, cur: Any, table: str, columns: tuple[str, str], pairs: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], int]:
+        """Ids of the (a, b) pairs in `table`, inserting those it lacks (the write lock is held,
+        so nobody inserts them meanwhile)."""
+        wanted = list(dict.fromkeys(pairs))
+        found: dict[tuple[str, str], int] = {}
+        a, b = columns
+
+        def look(keys: list[tuple[str, str]]) -> None:
+            for start in range(0, len(keys), _PAIRS):
+                chunk = keys[start : start + _PAIRS]
+                values = ", ".join("(?, ?)" for _ in chunk)
+                cur.execute(
+                    self._sql(f"SELECT {a}, {b}, id FROM {table} WHERE ({a}, {b}) IN (VALUES {values})"),
+                    [part for pair in chunk for part in pair],
+                )
+                for row in cur.fetchall():
+                    found[(row[0], row[1])] = int(row[2])
+
+        look(wanted)
+        missing = [pair for pair in wanted if pair not in found]
+        if missing:
+            cur.executemany(self._sql(f"INSERT INTO {table} ({a}, {b}) VALUES (?, ?)"), missing)
+            look(missing)
+        return found
+
+    def _browse_rows(self, cur: Any, stored: list[tuple[int, GenericEvent]], received_at: str) -> None:
+        elements = self._ids_of(
+            cur,
+            "generic_elements",
+            ("type", "description"),
+            ((el.type, el.description) for _, event in stored for el in event.elements),
+        )
+        tags = self._ids_of(
+            cur,
+            "generic_tags",
+            ("key", "value"),
+            (
+                tag
+                for _, event in stored
+                for tag in (*event.tags, *(t for el in event.elements for t in el.tags))
+            ),
+        )
+        event_rows: list[tuple[int, str, str, str]] = []
+        element_links: list[tuple[int, int, int]] = []
+        event_tags: list[tuple[int, int]] = []
+        element_tags: list[tuple[int, int, int]] = []
+        latest: dict[tuple[int, str], tuple[int, int]] = {}
+        for seq, event in stored:
+            event_rows.append((seq, event.type, event.description, received_at))
+            event_tags += dict.fromkeys((seq, tags[tag]) for tag in event.tags)
+            positions: dict[int, int] = {}
+            for position, element in enumerate(event.elements):
+                element_id = elements[(element.type, element.description)]
+                positions.setdefault(element_id, position)
+                for key, value in element.tags:
+                    element_tags.append((seq, element_id, tags[(key, value)]))
+                    latest[(element_id, key)] = (tags[(key, value)], seq)
+            element_links += [(seq, element_id, position) for element_id, position in positions.items()]
+        cur.executemany(
+            self._sql("INSERT INTO generic_events (id, type, description, received_at) VALUES (?, ?, ?, ?)"),
+            event_rows,
+        )
+        if element_links:
+            cur.executemany(
+                self._sql(
+                    "INSERT INTO generic_event_elements (event_id, element_id, position) VALUES (?, ?, ?)"
+                ),
+                element_links,
+            )
+        if event_tags:
+            cur.executemany(
+                self._sql("INSERT INTO generic_event_tags (event_id, tag_id) VALUES (?, ?)"), event_tags
+            )
+        if element_tags:
+            cur.executemany(
+                self._sql(
+                    "INSERT INTO generic_element_tags (event_id, element_id, tag_id) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING"
+                ),
+                element_tags,
+            )
+        if latest:
+            cur.executemany(
+                self._sql(
+                    "INSERT INTO generic_element_latest_tags (element_id, key, tag_id, event_id) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (element_id, key) DO UPDATE SET "
+                    "tag_id = excluded.tag_id, event_id = excluded.event_id "
+                    "WHERE excluded.event_id >= generic_element_latest_tags.event_id"
+                ),
+                [(element_id, key, tag_id, seq) for (element_id, key), (tag_id, seq) in latest.items()],
+            )
+
+    # -- reading ---------------------------------------------------------------------------------
+    def element_types(self) -> list[str]:
+        with self._reading() as cur:
+            cur.execute("SELECT DISTINCT type FROM generic_elements ORDER BY type")
+            return [row[0] for row in cur.fetchall()]
+
+    def list_elements(self, *, element_type: str | None, limit: int, offset: int) -> list[ElementRow]:
+        where, params = (" WHERE type = ?", [element_type]) if element_type is not None else ("", [])
+        query = f"SELECT id, type, description FROM generic_elements{where} ORDER BY id LIMIT ? OFFSET ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), [*params, limit, offset])
+            return [ElementRow(int(row[0]), row[1], row[2]) for row in cur.fetchall()]
+
+    def get_element(self, element_id: int) -> ElementRow | None:
+        with self._reading() as cur:
+            cur.execute(
+                self._sql("SELECT id, type, description FROM generic_elements WHERE id = ?"), (element_id,)
+            )
+            row = cur.fetchone()
+        return ElementRow(int(row[0]), row[1], row[2]) if row else None
+
+    def element_latest_tags(self, element_id: int) -> list[GenericTagRow]:
+        query = (
+            "SELECT t.id, t.key, t.value FROM generic_element_latest_tags l "
+            "JOIN generic_tags t ON t.id = l.tag_id WHERE l.element_id = ? ORDER BY l.key"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (element_id,))
+            return [GenericTagRow(int(row[0]), row[1], row[2]) for row in cur.fetchall()]
+
+    def list_generic_events(
+        self,
+        *,
+        event_type: str | None,
+        element_id: int | None,
+        tag_id: int | None,
+        after: str | None,
+        before: str | None,
+        limit: int,
+        offset: int,
+    ) -> list[GenericEventRow]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        source = "generic_events e"
+        if element_id is not None:
+            source = "generic_event_elements x JOIN generic_events e ON e.id = x.event_id"
+            clauses.append("x.element_id = ?")
+            params.append(element_id)
+        elif tag_id is not None:
+            clauses.append(
+                "e.id IN (SELECT event_id FROM generic_event_tags WHERE tag_id = ? "
+                "UNION SELECT event_id FROM generic_element_tags WHERE tag_id = ?)"
+            )
+            params += [tag_id, tag_id]
+        for clause, value in (
+            ("e.type = ?", event_type),
+            ("e.received_at >= ?", after),
+            ("e.received_at <= ?", before),
+        ):
+            if value is not None:
+                clauses.append(clause)
+                params.append(value)
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        query = f"SELECT {_EVENT_COLUMNS} FROM {source}{where} ORDER BY e.id DESC LIMIT ? OFFSET ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), [*params, limit, offset])
+            return [_event_row(row) for row in cur.fetchall()]
+
+    def get_generic_event(self, event_id: int) -> GenericEventDetail | None:
+        with self.snapshot(), self._reading() as cur:
+            cur.execute(
+                self._sql(f"SELECT {_EVENT_COLUMNS} FROM generic_events e WHERE e.id = ?"), (event_id,)
+            )
+            row = cur.fetchone()
+            if row is None:
+                return None
+            cur.execute(
+                self._sql(
+                    "SELECT el.id, el.type, el.description FROM generic_event_elements x "
+                    "JOIN generic_elements el ON el.id = x.element_id "
+                    "WHERE x.event_id = ? ORDER BY x.position"
+                ),
+                (event_id,),
+            )
+            elements = [ElementRow(int(r[0]), r[1], r[2]) for r in cur.fetchall()]
+            cur.execute(
+                self._sql(
+                    "SELECT x.element_id, t.id, t.key, t.value FROM generic_element_tags x "
+                    "JOIN generic_tags t ON t.id = x.tag_id WHERE x.event_id = ? ORDER BY t.key, t.id"
+                ),
+                (event_id,),
+            )
+            element_tags: dict[int, list[GenericTagRow]] = {}
+            for r in cur.fetchall():
+                element_tags.setdefault(int(r[0]), []).append(GenericTagRow(int(r[1]), r[2], r[3]))
+            cur.execute(
+                self._sql(
+                    "SELECT t.id, t.key, t.value FROM generic_event_tags x "
+                    "JOIN generic_tags t ON t.id = x.tag_id WHERE x.event_id = ? ORDER BY t.key, t.id"
+                ),
+                (event_id,),
+            )
+            tags = tuple(GenericTagRow(int(r[0]), r[1], r[2]) for r in cur.fetchall())
+        return GenericEventDetail(
+            _event_row(row),
+            tuple(EventElement(el, tuple(element_tags.get(el.id, ()))) for el in elements),
+            tags,
+        )
+
+    def list_generic_tags(self, *, key: str | None, limit: int, offset: int) -> list[GenericTagRow]:
+        where, params = (" WHERE key = ?", [key]) if key is not None else ("", [])
+        query = f"SELECT id, key, value FROM generic_tags{where} ORDER BY id LIMIT ? OFFSET ?"
+        with self._reading() as cur:
+            cur.execute(self._sql(query), [*params, limit, offset])
+            return [GenericTagRow(int(row[0]), row[1], row[2]) for row in cur.fetchall()]
+
+    def get_generic_tag(self, tag_id: int) -> GenericTagRow | None:
+        with self._reading() as cur:
+            cur.execute(self._sql("SELECT id, key, value FROM generic_tags WHERE id = ?"), (tag_id,))
+            row = cur.fetchone()
+        return GenericTagRow(int(row[0]), row[1], row[2]) if row else None
+
+    def tag_elements(self, tag_id: int, *, limit: int, offset: int) -> list[ElementRow]:
+        query = (
+            "SELECT el.id, el.type, el.description FROM generic_elements el WHERE el.id IN "
+            "(SELECT element_id FROM generic_element_tags WHERE tag_id = ?) ORDER BY el.id LIMIT ? OFFSET ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (tag_id, limit, offset))
+            return [ElementRow(int(row[0]), row[1], row[2]) for row in cur.fetchall()]
