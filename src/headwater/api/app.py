@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from headwater import __version__
 from headwater.api import (
@@ -21,6 +21,8 @@ from headwater.api import (
     lineage_routes,
     marquez_routes,
     metrics_routes,
+    overview_routes,
+    ui_routes,
     warehouse_routes,
 )
 from headwater.api.responses import JSONResponse, error_response
@@ -67,6 +69,8 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         description=DESCRIPTION,
         lifespan=lifespan,
         default_response_class=JSONResponse,
+        docs_url=None,  # served offline by ui_routes
+        redoc_url=None,
     )
     app.state.settings = settings
     app.include_router(ingest_routes.router)
@@ -80,6 +84,8 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(generic_routes.ingest_router)
     app.include_router(generic_routes.router)
     app.include_router(metrics_routes.router)
+    app.include_router(overview_routes.router)
+    ui_routes.install(app)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)
 
     @app.exception_handler(HeadwaterError)
@@ -105,10 +111,6 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     async def unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, f"internal error: {type(exc).__name__}")
-
-    @app.get("/", include_in_schema=False)
-    def root() -> RedirectResponse:
-        return RedirectResponse("/docs")
 
     return app
 

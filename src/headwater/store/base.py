@@ -17,6 +17,7 @@ from headwater.store.model_rows import (
     JobRow,
     JobVersionRow,
     NamespaceRow,
+    NamespaceSummary,
     RunRow,
     SearchRow,
     SourceRow,
@@ -127,13 +128,22 @@ class EventStore(GraphReader, VerticalReader, ABC):
         limit: int,
         offset: int,
         namespace: str | None = None,
+        job: str | None = None,
+        event_types: Sequence[str] = (),
     ) -> list[StoredEvent]:
         """Events with after_time <= eventTime <= before_time, by eventTime; with `namespace`, only
-        events whose job (or, for a dataset event, dataset) is in it."""
+        events whose job (or, for a dataset event, dataset) is in it; with `job`, only events of
+        the job of that name; with `event_types`, only run events of those eventTypes."""
 
     @abstractmethod
     def count_events(
-        self, *, after_time: str | None, before_time: str | None, namespace: str | None = None
+        self,
+        *,
+        after_time: str | None,
+        before_time: str | None,
+        namespace: str | None = None,
+        job: str | None = None,
+        event_types: Sequence[str] = (),
     ) -> int:
         """How many events list_events would page through."""
 
@@ -193,6 +203,15 @@ class EventStore(GraphReader, VerticalReader, ABC):
     @abstractmethod
     def count_runs(self, namespace: str, job: str) -> int:
         """How many runs list_runs pages through."""
+
+    @abstractmethod
+    def namespace_summaries(self, *, since: str) -> list[NamespaceSummary]:
+        """Every namespace by name with its counts of datasets, jobs and runs (of its jobs), and
+        of the runs whose last event is at or after `since`."""
+
+    @abstractmethod
+    def latest_runs(self, *, states: Sequence[str] | None, limit: int) -> list[RunRow]:
+        """Runs of every job, the latest event first; with `states`, only runs in one of them."""
 
     @abstractmethod
     def get_run(self, run_id: str) -> RunRow | None:

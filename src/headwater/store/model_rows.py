@@ -24,6 +24,18 @@ class NamespaceRow:
 
 
 @dataclass(frozen=True, slots=True)
+class NamespaceSummary:
+    """A namespace with what it holds: counts of datasets, jobs and runs, the last run's time."""
+
+    name: str
+    datasets: int
+    jobs: int
+    runs: int
+    recent_runs: int  # runs whose last event is at or after the `since` asked for
+    last_run_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class FieldRow:
     """A schema field; nested fields have dotted paths (`address.city`) and follow their parent."""
 

@@ -15,7 +15,15 @@ from headwater.events.model import Event
 from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
 from headwater.store.catalog_sql import CatalogSql
 from headwater.store.graph_sql import GraphSql
-from headwater.store.model_rows import DatasetRef, DatasetRow, Facet, JobRow, NamespaceRow, RunRow
+from headwater.store.model_rows import (
+    DatasetRef,
+    DatasetRow,
+    Facet,
+    JobRow,
+    NamespaceRow,
+    NamespaceSummary,
+    RunRow,
+)
 from headwater.store.sql_reads import CHUNK, SqlReads
 from headwater.store.vertical_sql import VerticalSql
 
@@ -227,9 +235,14 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
         return _row_to_event(row) if row else None
 
     @staticmethod
-    def _time_range(
-        after_time: str | None, before_time: str | None, namespace: str | None
+    def _event_filters(
+        after_time: str | None,
+        before_time: str | None,
+        namespace: str | None,
+        job: str | None,
+        event_types: Sequence[str],
     ) -> tuple[str, list[Any]]:
+        """The WHERE of the event listing: a job (with its namespace) is read by events_by_job."""
         clauses, params = [], []
         if after_time is not None:
             clauses.append("event_time >= ?")
@@ -237,9 +250,18 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
         if before_time is not None:
             clauses.append("event_time <= ?")
             params.append(before_time)
-        if namespace is not None:
+        if job is not None:
+            if namespace is not None:
+                clauses.append("job_namespace = ?")
+                params.append(namespace)
+            clauses.append("job_name = ?")
+            params.append(job)
+        elif namespace is not None:
             clauses.append("(job_namespace = ? OR (job_namespace IS NULL AND dataset_namespace = ?))")
             params += [namespace, namespace]
+        if event_types:
+            clauses.append(f"event_type IN ({', '.join('?' * len(event_types))})")
+            params += list(event_types)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def list_events(
@@ -251,8 +273,10 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
         limit: int,
         offset: int,
         namespace: str | None = None,
+        job: str | None = None,
+        event_types: Sequence[str] = (),
     ) -> list[StoredEvent]:
-        where, params = self._time_range(after_time, before_time, namespace)
+        where, params = self._event_filters(after_time, before_time, namespace, job, event_types)
         order = "DESC" if descending else "ASC"
         query = (
             f"SELECT {COLUMNS} FROM events{where} ORDER BY event_time {order}, seq {order} LIMIT ? OFFSET ?"
@@ -262,9 +286,15 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
             return [_row_to_event(row) for row in cur.fetchall()]
 
     def count_events(
-        self, *, after_time: str | None, before_time: str | None, namespace: str | None = None
+        self,
+        *,
+        after_time: str | None,
+        before_time: str | None,
+        namespace: str | None = None,
+        job: str | None = None,
+        event_types: Sequence[str] = (),
     ) -> int:
-        where, params = self._time_range(after_time, before_time, namespace)
+        where, params = self._event_filters(after_time, before_time, namespace, job, event_types)
         with self._reading() as cur:
             cur.execute(self._sql(f"SELECT COUNT(*) FROM events{where}"), params)
             row = cur.fetchone()
@@ -540,6 +570,38 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
             cur.execute(self._sql(query), (namespace, job))
             row = cur.fetchone()
         return int(row[0]) if row else 0
+
+    def namespace_summaries(self, *, since: str) -> list[NamespaceSummary]:
+        query = (
+            "SELECT n.name, "
+            "(SELECT COUNT(*) FROM datasets d WHERE d.namespace = n.name), "
+            "(SELECT COUNT(*) FROM jobs j WHERE j.namespace = n.name), "
+            "COALESCE(r.runs, 0), COALESCE(r.recent, 0), r.last_run_at FROM namespaces n LEFT JOIN "
+            "(SELECT j.namespace AS namespace, COUNT(*) AS runs, "
+            "SUM(CASE WHEN x.last_event_time >= ? THEN 1 ELSE 0 END) AS recent, "
+            "MAX(x.last_event_time) AS last_run_at "
+            "FROM runs x JOIN jobs j ON j.node_id = x.job_node_id GROUP BY j.namespace) r "
+            "ON r.namespace = n.name ORDER BY n.name"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (since,))
+            return [
+                NamespaceSummary(row[0], int(row[1]), int(row[2]), int(row[3]), int(row[4]), row[5])
+                for row in cur.fetchall()
+            ]
+
+    def latest_runs(self, *, states: Sequence[str] | None, limit: int) -> list[RunRow]:
+        where, params = "", []
+        if states:
+            where = f" WHERE r.state IN ({', '.join('?' * len(states))})"
+            params = list(states)
+        query = (
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id{where} "
+            "ORDER BY r.last_event_time DESC, r.run_id DESC LIMIT ?"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), [*params, limit])
+            return self._runs(cur, cur.fetchall())
 
     def get_run(self, run_id: str) -> RunRow | None:
         query = (

@@ -1,0 +1,47 @@
+"""The home page's answer in one read: every namespace with its counts, the latest runs across
+namespaces and the latest failed ones."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from headwater.events.times import format_ticks, parse_event_time
+from headwater.query.marquez import run_json
+from headwater.query.times import display_time
+from headwater.store.base import EventStore
+from headwater.store.model_rows import RunRow
+
+RECENT = timedelta(days=7)  # what "recent runs" counts
+FAILED_STATES = ("FAILED", "ABORTED")
+
+
+def _run_json(row: RunRow) -> dict[str, Any]:
+    """A run with the job it belongs to (Marquez' Run names only the job version)."""
+    return {**run_json(row), "job": {"namespace": row.job_namespace, "name": row.job_name}}
+
+
+def overview(store: EventStore, *, runs: int, now: datetime | None = None) -> dict[str, Any]:
+    """`{namespaces: [{name, datasets, jobs, runs, recentRuns, lastRunAt}], latestRuns, failedRuns,
+    recentSince}`: `runs` latest runs of each list, newest first; recent = the last 7 days."""
+    since = format_ticks(parse_event_time(((now or datetime.now(UTC)) - RECENT).isoformat()))
+    with store.snapshot():
+        summaries = store.namespace_summaries(since=since)
+        latest = store.latest_runs(states=None, limit=runs)
+        failed = store.latest_runs(states=FAILED_STATES, limit=runs)
+    return {
+        "namespaces": [
+            {
+                "name": s.name,
+                "datasets": s.datasets,
+                "jobs": s.jobs,
+                "runs": s.runs,
+                "recentRuns": s.recent_runs,
+                "lastRunAt": display_time(s.last_run_at) if s.last_run_at else None,
+            }
+            for s in summaries
+        ],
+        "latestRuns": [_run_json(r) for r in latest],
+        "failedRuns": [_run_json(r) for r in failed],
+        "recentSince": display_time(since),
+    }

@@ -1,0 +1,347 @@
+// The lineage graph of a dataset or job: directed, left to right; depth, direction, jobs shown or
+// condensed, column mode, "as of" time travel, expandable nodes, the path between two nodes,
+// ultimate sources and destinations, export. Every view setting lives in the URL.
+import {get, paths} from "../api.js";
+import {updateQuery} from "../app.js";
+import {badge, clear, download, empty, fmtTime, h, kv, link, lineageHref, nodeHref, setTitle} from "../dom.js";
+import {GraphView} from "../graph/view.js";
+
+const LIMIT = 500;
+const SCOPES = {both: "end-to-end", upstream: "upstream", downstream: "downstream"};
+
+function readSettings(params) {
+  return {
+    node: params.get("node") || "",
+    depth: Math.max(0, Math.min(20, Number.parseInt(params.get("depth") || "2", 10) || 0)),
+    direction: SCOPES[params.get("direction")] ? params.get("direction") : "both",
+    jobs: params.get("jobs") !== "0",
+    columns: params.get("columns") === "1",
+    asOf: params.get("asOf") || "",
+    expand: params.getAll("expand"),
+    select: params.get("select") || "",
+    path: params.get("path") || "",
+    only: params.get("only") === "1",
+  };
+}
+
+function writeSettings(settings) {
+  const params = new URLSearchParams({node: settings.node});
+  if (settings.depth !== 2) params.set("depth", String(settings.depth));
+  if (settings.direction !== "both") params.set("direction", settings.direction);
+  if (!settings.jobs) params.set("jobs", "0");
+  if (settings.columns) params.set("columns", "1");
+  if (settings.asOf) params.set("asOf", settings.asOf);
+  for (const id of settings.expand) params.append("expand", id);
+  if (settings.select) params.set("select", settings.select);
+  if (settings.path) params.set("path", settings.path);
+  if (settings.only) params.set("only", "1");
+  updateQuery(params);
+}
+
+/** The graph being shown: nodes and edges by id, merged from every answer (expansions add to it). */
+class Model {
+  constructor() {
+    this.byId = new Map();
+    this.edgeMap = new Map();
+    this.root = null;
+    this.truncated = false;
+  }
+
+  get nodes() { return [...this.byId.values()]; }
+  get edges() { return [...this.edgeMap.values()]; }
+
+  addNode(node) {
+    const known = this.byId.get(node.id);
+    if (known) {
+      known.expandable = known.expandable && node.expandable;
+      if (node.fields) {
+        const names = new Set(known.fields.map((f) => f.name));
+        known.fields.push(...node.fields.filter((f) => !names.has(f.name)));
+      }
+    } else {
+      this.byId.set(node.id, node);
+    }
+  }
+
+  addEdge(edge) {
+    const key = `${edge.source}>${edge.target}${edge.sourceField ? `:${edge.sourceField}>${edge.targetField}` : ""}`;
+    if (!this.edgeMap.has(key)) this.edgeMap.set(key, edge);
+  }
+
+  /** Add a warehouse answer ({vertices, edges, expandable}). */
+  addWarehouse(answer) {
+    const more = new Set(answer.expandable || []);
+    for (const v of answer.vertices) {
+      if (v.nodeType !== "dataset" && v.nodeType !== "job") continue;
+      const p = v.properties;
+      this.addNode({id: v.nodeID, kind: v.nodeType, name: v.displayName, namespace: p.namespace,
+        sub: v.nodeType === "job" ? `job · ${p.namespace}` : p.namespace, state: p.latestRunState || null,
+        expandable: more.has(v.nodeID), properties: p});
+    }
+    for (const e of answer.edges) {
+      const job = e.properties && e.properties.job;
+      this.addEdge({source: e.sourceNodeID, target: e.destinationNodeID, type: e.edgeType,
+        label: job ? `through ${job}` : `${e.edgeType}: ${e.sourceNodeID} → ${e.destinationNodeID}`});
+    }
+    this.truncated = this.truncated || answer.truncated;
+  }
+
+  /** Add a column-lineage answer (Marquez' graph of DATASET_FIELD nodes) as datasets with field rows. */
+  addColumns(answer) {
+    for (const node of answer.graph) {
+      if (node.type !== "DATASET_FIELD") continue;
+      const d = node.data;
+      const id = `dataset:${d.namespace}:${d.dataset}`;
+      this.addNode({id, kind: "dataset", name: d.dataset, namespace: d.namespace, sub: d.namespace,
+        expandable: Boolean(d.expandable), fields: [{name: d.field, type: d.fieldType}], properties: {namespace: d.namespace, name: d.dataset}});
+      if (d.expandable) this.byId.get(id).expandable = true;
+      for (const input of d.inputFields || []) {
+        const kind = (input.transformations && input.transformations[0] && input.transformations[0].type) || input.transformationType;
+        const sub = input.transformations && input.transformations[0] && input.transformations[0].subtype;
+        this.addEdge({source: `dataset:${input.namespace}:${input.dataset}`, target: id, sourceField: input.field,
+          targetField: d.field, indirect: kind === "INDIRECT",
+          label: `${input.dataset}.${input.field} → ${d.dataset}.${d.field}: ${kind || "?"}${sub ? `/${sub}` : ""}` +
+            `${input.transformationDescription ? ` (${input.transformationDescription})` : ""}`});
+      }
+    }
+    // a field named only as an input has no node of its own in the answer: give it a row
+    for (const edge of this.edgeMap.values()) {
+      const source = this.byId.get(edge.source);
+      if (source && edge.sourceField && !source.fields.some((f) => f.name === edge.sourceField)) {
+        source.fields.push({name: edge.sourceField, type: ""});
+      }
+    }
+  }
+
+  /** Nodes reachable from `id` following edges forwards (or backwards). */
+  reach(id, forwards) {
+    const next = new Map();
+    for (const e of this.edgeMap.values()) {
+      const [a, b] = forwards ? [e.source, e.target] : [e.target, e.source];
+      (next.get(a) || next.set(a, []).get(a)).push(b);
+    }
+    const found = new Set([id]);
+    const queue = [id];
+    while (queue.length) {
+      for (const w of next.get(queue.shift()) || []) {
+        if (!found.has(w)) { found.add(w); queue.push(w); }
+      }
+    }
+    return found;
+  }
+
+  /** The nodes and edges on the directed paths between a and b (either way). */
+  between(a, b) {
+    const nodes = new Set();
+    for (const [from, to] of [[a, b], [b, a]]) {
+      const ahead = this.reach(from, true), behind = this.reach(to, false);
+      if (!ahead.has(to)) continue;
+      for (const id of ahead) if (behind.has(id)) nodes.add(id);
+    }
+    const edges = new Set(this.edges.filter((e) => nodes.has(e.source) && nodes.has(e.target))
+      .map((e) => `${e.source}>${e.target}`));
+    return {nodes, edges};
+  }
+}
+
+async function fetchInto(model, nodeId, settings, direction, depth) {
+  const asOf = settings.asOf || null;
+  if (settings.columns) {
+    const answer = await get("/api/v1/column-lineage", {nodeId, depth, withDownstream: direction !== "upstream",
+      limit: LIMIT, asOf});
+    model.addColumns(answer);
+  } else {
+    const answer = await get(paths.warehouse(SCOPES[direction]), {nodeId, depth, includeProcesses: settings.jobs,
+      limit: LIMIT, asOf});
+    model.addWarehouse(answer);
+    if (!model.root) model.root = answer.nodeID;
+  }
+}
+
+function toolbar(settings, apply, view) {
+  const depth = h("input", {type: "number", min: 0, max: 20, value: settings.depth, style: "width:4.5em",
+    "aria-label": "Depth", onchange: () => apply({depth: Number(depth.value)})});
+  const direction = h("select", {"aria-label": "Direction", onchange: () => apply({direction: direction.value})},
+    [["both", "Up and downstream"], ["upstream", "Upstream"], ["downstream", "Downstream"]].map(([value, label]) =>
+      h("option", {value, selected: value === settings.direction}, label)));
+  const toggle = (label, pressed, change, hint, disabled) => h("button", {type: "button", "aria-pressed": String(pressed),
+    title: hint, onclick: change, disabled}, label);
+  const asOf = h("input", {type: "datetime-local", step: 1, "aria-label": "As of (UTC)",
+    value: settings.asOf ? settings.asOf.replace(/Z$/, "").slice(0, 19) : ""});
+  const setAsOf = () => apply({asOf: asOf.value ? `${asOf.value.length === 16 ? `${asOf.value}:00` : asOf.value}Z` : ""});
+  asOf.addEventListener("change", setAsOf);
+  const exportButton = (label, run) => h("button", {type: "button", onclick: () => run().catch((error) => alert(error.message))}, label);
+  const base = (settings.node.split(":").slice(-1)[0] || "lineage").replace(/[^\w.-]+/g, "_");
+  return h("div", {class: "toolbar", role: "toolbar", "aria-label": "Lineage view"},
+    h("label", null, "Depth", depth), direction,
+    toggle("Jobs", settings.jobs && !settings.columns, () => apply({jobs: !settings.jobs}),
+      "Show jobs, or join datasets directly (condensed view)", settings.columns),
+    toggle("Columns", settings.columns, () => apply({columns: !settings.columns}), "Column-level lineage: fields and their edges"),
+    h("label", null, "As of", asOf, h("span", {class: "muted"}, "UTC")),
+    settings.asOf ? h("button", {type: "button", onclick: () => apply({asOf: ""})}, "Now") : null,
+    h("button", {type: "button", onclick: () => view.fit()}, "Fit"),
+    exportButton("SVG", async () => download(`${base}.svg`, "image/svg+xml", view.exportSvg())),
+    exportButton("PNG", async () => {
+      const blob = await view.exportPng();
+      download(`${base}.png`, "image/png", blob);
+    }));
+}
+
+export async function render(main, _parts, params) {
+  const settings = readSettings(params);
+  const started = performance.now();
+  main.classList.add("wide");
+  if (!settings.node) {
+    setTitle("Lineage");
+    main.append(h("div", {class: "card", style: "margin:18px"}, empty("Pick a dataset or job (search above) to see its lineage.")));
+    return null;
+  }
+  const model = new Model();
+  await fetchInto(model, settings.node, settings, settings.direction, settings.depth);
+  for (const id of settings.expand) {
+    if (model.byId.has(id)) await fetchInto(model, id, settings, sideOf(model, id), settings.depth);
+  }
+  model.root ||= settings.node;
+  const rootNode = model.byId.get(model.root);
+  if (rootNode) rootNode.root = true;
+  setTitle(`Lineage of ${rootNode ? rootNode.name : settings.node}`);
+
+  const side = h("aside", {class: "side", "aria-label": "Selected node", "aria-live": "polite"});
+  const status = h("div", {class: "status", role: "status"});
+  const canvas = h("div", {class: "canvas"});
+  const layoutEl = h("div", {class: "lineage"}, h("div", {class: "lineage-main"}), side);
+  main.append(layoutEl);
+  const view = new GraphView(canvas, {
+    onSelect: (id, {shift, field}) => selectNode(id, shift, field),
+    onExpand: (id) => expand(id).catch(showError),
+    onOpen: (id) => { const href = nodeHref(id); if (href) location.assign(href); },
+  });
+  const apply = (change) => {
+    Object.assign(settings, change);
+    if ("columns" in change || "jobs" in change || "asOf" in change) settings.expand = [];
+    writeSettings(settings);
+    clear(main);
+    render(main, [], new URLSearchParams(location.search)).catch(showError);
+  };
+  const showError = (error) => { status.textContent = `Error: ${error.message}`; };
+  layoutEl.firstChild.append(
+    h("div", {class: "toolbar"}, h("span", {class: "title"}, rootNode ? [badge(rootNode.kind === "job" ? "job" : "dataset"), " ",
+      link(nodeHref(model.root) || "#", rootNode.name)] : settings.node),
+    settings.asOf ? h("span", {class: "badge state-RUNNING"}, `as of ${fmtTime(settings.asOf)}`) : null,
+    settings.columns ? h("span", {class: "legend"}, h("span", null, h("i"), "direct"), h("span", null, h("i", {class: "indirect"}), "indirect")) : null),
+    toolbar(settings, apply, view), canvas);
+  canvas.append(status, h("div", {class: "zoom"},
+    h("button", {type: "button", "aria-label": "Zoom in", onclick: () => view.zoomBy(1.25)}, "+"),
+    h("button", {type: "button", "aria-label": "Zoom out", onclick: () => view.zoomBy(0.8)}, "−"),
+    h("button", {type: "button", "aria-label": "Zoom to the selected node", onclick: () => view.zoomTo(settings.select || model.root)}, "◎")));
+
+  let field = null;
+  function redraw() {
+    const ms = view.draw(model);
+    const total = performance.now() - started;
+    canvas.dataset.nodes = String(model.byId.size);
+    canvas.dataset.drawnMs = total.toFixed(0);
+    status.textContent = `${model.byId.size} nodes · ${model.edgeMap.size} edges · laid out in ${ms.toFixed(0)} ms` +
+      (model.truncated ? ` · capped at ${LIMIT} nodes: expand the nodes marked +` : "");
+    refreshSelection();
+  }
+  function refreshSelection() {
+    const chosen = [settings.select, settings.path].filter((id) => id && model.byId.has(id));
+    view.select(chosen, field);
+    if (chosen.length === 2) {
+      const {nodes, edges} = model.between(chosen[0], chosen[1]);
+      view.highlight(nodes.size ? nodes : new Set(chosen), edges, {hideOthers: settings.only});
+    } else if (chosen.length === 1 && settings.columns && field) {
+      const edges = new Set(model.edges.filter((e) => (e.target === chosen[0] && e.targetField === field)
+        || (e.source === chosen[0] && e.sourceField === field)).map((e) => `${e.source}>${e.target}`));
+      view.highlight(null, edges);
+    } else {
+      view.highlight(null, null);
+    }
+    drawSide(chosen);
+  }
+  function selectNode(id, shift, chosenField) {
+    if (shift && settings.select && settings.select !== id) settings.path = id;
+    else { settings.select = id; settings.path = ""; settings.only = false; }
+    field = chosenField || null;
+    writeSettings(settings);
+    refreshSelection();
+  }
+  async function expand(id) {
+    status.textContent = "Expanding…";
+    await fetchInto(model, id, settings, sideOf(model, id), Math.max(1, settings.depth));
+    const node = model.byId.get(id);
+    if (node) node.expandable = false;
+    settings.expand = [...new Set([...settings.expand, id])];
+    writeSettings(settings);
+    redraw();
+  }
+  function drawSide(chosen) {
+    clear(side);
+    if (!chosen.length) {
+      side.append(h("h2", null, "Lineage"), h("p", {class: "muted"},
+        "Click a node to see it here; shift-click a second node to highlight the paths between the two. " +
+        "Drag to pan, scroll or pinch to zoom; double-click a node to open its page."), kv([
+        ["Nodes", String(model.byId.size)], ["Edges", String(model.edgeMap.size)],
+        ["Capped", model.truncated ? "yes: expand the nodes marked +" : "no"]]));
+      return;
+    }
+    const node = model.byId.get(chosen[0]);
+    const p = node.properties || {};
+    const href = nodeHref(node.id, p.namespace, p.name);
+    side.append(h("div", {class: "crumbs"}, node.kind, " in ", node.namespace), h("h2", null, node.name),
+      h("div", {class: "actions"}, href ? link(href, "Open", {class: "button primary"}) : null,
+        node.id !== model.root ? link(lineageHref(node.id, {depth: settings.depth, jobs: settings.jobs ? null : 0,
+          columns: settings.columns ? 1 : null, asOf: settings.asOf}), "Centre here", {class: "button"}) : null,
+        link(`/impact?node=${encodeURIComponent(node.id)}`, "Impact", {class: "button"}),
+        node.expandable ? h("button", {type: "button", onclick: () => expand(node.id).catch(showError)}, "Expand") : null),
+      kv([["Latest run", node.state ? badge(node.state) : null], ["Source", p.sourceName],
+        ["Created", p.createdAt && fmtTime(p.createdAt)], ["Updated", p.updatedAt && fmtTime(p.updatedAt)]]));
+    if (field) {
+      const fieldRow = (node.fields || []).find((f) => f.name === field);
+      const inputs = model.edges.filter((e) => e.target === node.id && e.targetField === field);
+      const outputs = model.edges.filter((e) => e.source === node.id && e.sourceField === field);
+      side.append(h("h3", null, `Field ${field}`), kv([["Type", fieldRow && fieldRow.type]]),
+        h("h3", null, "Computed from"), inputs.length ? h("ul", null, inputs.map((e) => h("li", null, e.label))) : empty("Nothing upstream."),
+        h("h3", null, "Feeds"), outputs.length ? h("ul", null, outputs.map((e) => h("li", null, e.label))) : empty("Nothing downstream."));
+    }
+    if (chosen.length === 2) {
+      const other = model.byId.get(chosen[1]);
+      const {nodes} = model.between(chosen[0], chosen[1]);
+      side.append(h("h3", null, "Path"), h("p", null, nodes.size ? `${nodes.size} nodes on the paths between this node and ${other.name}.`
+        : `No directed path between this node and ${other.name}.`),
+      h("div", {class: "actions"}, h("button", {type: "button", "aria-pressed": String(settings.only),
+        onclick: () => { settings.only = !settings.only; writeSettings(settings); refreshSelection(); }}, "Only the path"),
+      h("button", {type: "button", onclick: () => { settings.path = ""; settings.only = false; writeSettings(settings); refreshSelection(); }}, "Clear path")));
+    }
+    if (node.kind === "dataset" && !settings.columns) {
+      const ends = h("div");
+      side.append(h("h3", null, "Ultimate sources and destinations"), ends,
+        h("button", {type: "button", onclick: () => loadEnds(node.id, ends).catch(showError)}, "Find them"));
+    }
+  }
+  async function loadEnds(id, into) {
+    const [sources, destinations] = await Promise.all(["ultimate-source", "ultimate-destination"].map((scope) =>
+      get(paths.warehouse(scope), {nodeId: id, asOf: settings.asOf || null})));
+    const list = (answer, edgeType, none) => {
+      const far = answer.vertices.filter((v) => v.nodeID !== answer.nodeID || v.properties.distance === 0);
+      return far.length ? h("ul", null, far.map((v) => h("li", null, link(lineageHref(v.nodeID), v.displayName),
+        h("span", {class: "muted"}, ` · ${v.properties.namespace} · distance ${v.properties.distance ?? "?"}`)))) : empty(none);
+    };
+    clear(into).append(h("h3", null, "Sources"), list(sources, "ultimate-source", "None."),
+      h("h3", null, "Destinations"), list(destinations, "ultimate-destination", "None (a cycle with no way out, or nothing downstream)."));
+  }
+
+  redraw();
+  view.fit(model.root);
+  if (settings.select && model.byId.has(settings.select)) view.zoomTo(settings.select);
+  return null;
+}
+
+/** Which way to expand a node: away from the root. */
+function sideOf(model, id) {
+  if (!model.root) return "both";
+  const down = model.reach(model.root, true).has(id);
+  const up = model.reach(model.root, false).has(id);
+  return down && !up ? "downstream" : up && !down ? "upstream" : "both";
+}

@@ -1,0 +1,149 @@
+"""Events a real producer sends, through the real openlineage-python client's HTTP transport: a
+small shop (raw orders → cleaned orders with a nested schema, column lineage, owners and SQL → a
+daily revenue report), and a run of the report job that fails with an errorMessage facet."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from openlineage.client import OpenLineageClient
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import (
+    column_lineage_dataset,
+    documentation_dataset,
+    error_message_run,
+    ownership_dataset,
+    schema_dataset,
+    sql_job,
+)
+from openlineage.client.uuid import generate_new_uuid
+
+PRODUCER = "https://github.com/example/headwater-tests/ui"
+NAMESPACE = "shop"
+RAW, CLEAN, REVENUE = "raw.orders", "analytics.orders_clean", "analytics.daily_revenue"
+CLEAN_JOB, REPORT_JOB = "shop_etl.clean_orders", "shop_etl.daily_revenue"
+ERROR = "Division by zero in revenue_per_customer"
+START = datetime(2025, 3, 10, 6, 0, tzinfo=UTC)
+
+
+def _schema(*fields: tuple[str, str]) -> schema_dataset.SchemaDatasetFacet:
+    return schema_dataset.SchemaDatasetFacet(
+        fields=[schema_dataset.SchemaDatasetFacetFields(name=n, type=t) for n, t in fields]
+    )
+
+
+def _column(source: str, field: str, kind: str, subtype: str) -> column_lineage_dataset.InputField:
+    return column_lineage_dataset.InputField(
+        namespace=NAMESPACE,
+        name=source,
+        field=field,
+        transformations=[column_lineage_dataset.Transformation(type=kind, subtype=subtype)],
+    )
+
+
+def _clean_output() -> OutputDataset:
+    address = schema_dataset.SchemaDatasetFacetFields(
+        name="address",
+        type="STRUCT",
+        fields=[schema_dataset.SchemaDatasetFacetFields(name="city", type="VARCHAR")],
+    )
+    schema = _schema(("order_id", "BIGINT"), ("customer", "VARCHAR"), ("amount", "DECIMAL(12,2)"))
+    schema.fields.append(address)
+    lineage = column_lineage_dataset.ColumnLineageDatasetFacet(
+        fields={
+            "order_id": column_lineage_dataset.Fields(inputFields=[_column(RAW, "id", "DIRECT", "IDENTITY")]),
+            "amount": column_lineage_dataset.Fields(
+                inputFields=[
+                    _column(RAW, "amount_cents", "DIRECT", "TRANSFORMATION"),
+                    _column(RAW, "status", "INDIRECT", "FILTER"),
+                ]
+            ),
+            "customer": column_lineage_dataset.Fields(
+                inputFields=[_column(RAW, "customer", "DIRECT", "IDENTITY")]
+            ),
+        }
+    )
+    return OutputDataset(
+        namespace=NAMESPACE,
+        name=CLEAN,
+        facets={
+            "schema": schema,
+            "columnLineage": lineage,
+            "documentation": documentation_dataset.DocumentationDatasetFacet(
+                description="Orders without test orders, amounts in currency units."
+            ),
+            "ownership": ownership_dataset.OwnershipDatasetFacet(
+                owners=[ownership_dataset.Owner(name="team:shop-data", type="TEAM")]
+            ),
+        },
+    )
+
+
+def _events() -> list[RunEvent]:
+    raw = InputDataset(
+        namespace=NAMESPACE,
+        name=RAW,
+        facets={
+            "schema": _schema(
+                ("id", "BIGINT"), ("customer", "VARCHAR"), ("amount_cents", "BIGINT"), ("status", "VARCHAR")
+            )
+        },
+    )
+    clean_job = Job(
+        namespace=NAMESPACE,
+        name=CLEAN_JOB,
+        facets={"sql": sql_job.SQLJobFacet(query="SELECT id AS order_id, customer FROM raw.orders")},
+    )
+    report_job = Job(namespace=NAMESPACE, name=REPORT_JOB)
+    revenue = OutputDataset(
+        namespace=NAMESPACE, name=REVENUE, facets={"schema": _schema(("day", "DATE"), ("revenue", "DECIMAL"))}
+    )
+    clean_input = InputDataset(namespace=NAMESPACE, name=CLEAN)
+    events: list[RunEvent] = []
+    for day in range(2):
+        at = START + timedelta(days=day)
+        clean_run, report_run = Run(runId=str(generate_new_uuid())), Run(runId=str(generate_new_uuid()))
+        events += [
+            RunEvent(RunState.START, at.isoformat(), clean_run, clean_job, PRODUCER, [raw], []),
+            RunEvent(
+                RunState.COMPLETE,
+                (at + timedelta(minutes=4)).isoformat(),
+                clean_run,
+                clean_job,
+                PRODUCER,
+                [raw],
+                [_clean_output()],
+            ),
+            RunEvent(
+                RunState.START, (at + timedelta(minutes=5)).isoformat(), report_run, report_job, PRODUCER
+            ),
+        ]
+        end = (at + timedelta(minutes=7)).isoformat()
+        if day == 0:
+            events.append(
+                RunEvent(RunState.COMPLETE, end, report_run, report_job, PRODUCER, [clean_input], [revenue])
+            )
+        else:
+            failed = Run(
+                runId=report_run.runId,
+                facets={
+                    "errorMessage": error_message_run.ErrorMessageRunFacet(
+                        message=ERROR,
+                        programmingLanguage="PYTHON",
+                        stackTrace="ZeroDivisionError: division by zero",
+                    )
+                },
+            )
+            events.append(
+                RunEvent(RunState.FAIL, end, failed, report_job, PRODUCER, [clean_input], [revenue])
+            )
+    return events
+
+
+def send_producer_events(url: str) -> int:
+    """Send the shop's events to the Headwater at `url`; returns how many."""
+    client = OpenLineageClient(url=url)
+    events = _events()
+    for event in events:
+        client.emit(event)
+    return len(events)
