@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from headwater import __version__
+from headwater.cli_elements import elements, events
 from headwater.config import SETTINGS, Settings, load_settings, redact_options, redact_url, to_environment
 from headwater.errors import HeadwaterError
 
@@ -55,7 +56,8 @@ def main(config: str | None) -> None:
     Start the server only:  headwater serve
     Build the lineage:      headwater pipeline run  (or --continuous)
     Send it events:         POST http://127.0.0.1:8008/api/v1/lineage (the OpenLineage HTTP transport)
-    Replay event files:     headwater ingest events.ndjson more/
+    Replay event files:     headwater ingest events.ndjson more/   (--generic: FastScore-style events)
+    Browse generic events:  headwater elements --type model · headwater events --generic
     Consume from Kafka:     headwater consume (or HEADWATER_KAFKA_ENABLED=true headwater serve)
     Read a run's events:    GET /api/atlas/v2/openlineage/runs/{runId}
     Show a node's lineage:  headwater lineage dataset:{namespace}:{name} --direction up
@@ -171,6 +173,7 @@ def _files(paths: tuple[str, ...]) -> Iterator[Path]:
     help="Events per durable commit.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--generic", is_flag=True, help="The files hold generic events (FastScore style).")
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -179,14 +182,16 @@ def ingest(
     keep_going: bool,
     batch_size: int,
     quiet: bool,
+    generic: bool,
 ) -> None:
-    """Replay OpenLineage events from files and folders into the store.
+    """Replay OpenLineage events (or, with --generic, generic events) from files and folders.
 
     Each PATH is a .json file (one event or an array), an .ndjson/.jsonl file (one event per line),
     either of them gzipped (.gz), or a folder searched for such files. Events go through the same
     validation as HTTP; a summary lists what was rejected and why. Exit status 1 when any event is
     rejected, unless --keep-going.
     """
+    from headwater.ingest.generic import replay_generic_files
     from headwater.ingest.replay import replay_files
     from headwater.store import open_store
 
@@ -198,7 +203,10 @@ def ingest(
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     try:
-        summary = replay_files(store, files, batch_size=batch_size, progress=not quiet)
+        replay = replay_generic_files if generic else replay_files
+        summary = replay(store, files, batch_size=batch_size, progress=not quiet)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
     finally:
         store.close()
     click.echo(
@@ -742,3 +750,7 @@ def show_settings(ctx: click.Context) -> None:
             value = redact_options(value)
         source = settings.sources.get(setting.name, "default")
         click.echo(f"{setting.env}={value}  [{source}]\n    {setting.help}")
+
+
+main.add_command(elements)
+main.add_command(events)
