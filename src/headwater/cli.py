@@ -225,6 +225,9 @@ def ingest(
 @database_option
 @click.option("--bootstrap-servers", "kafka_bootstrap_servers", help="Kafka brokers, host:port,…")
 @click.option("--topic", "kafka_topics", multiple=True, help="Topic to consume (repeatable).")
+@click.option(
+    "--generic-topic", "kafka_generic_topics", multiple=True, help="Topic of generic events (repeatable)."
+)
 @click.option("--group-id", "kafka_group_id", help="Consumer group (default headwater).")
 @click.option("--metrics-port", type=int, help="Serve GET /metrics (Prometheus) on HEADWATER_HOST:PORT.")
 @click.option(
@@ -243,11 +246,12 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
     apart from the HTTP server (consumers of one group share the partitions). Offsets are
     committed once the events are durable; bad messages go to the dead letters (`headwater errors`).
     """
-    from headwater.ingest.kafka import KafkaIngester, check_settings
+    from headwater.ingest.kafka import KafkaIngester, all_topics, check_settings
     from headwater.ingest.kafka_processes import consume_in_processes
     from headwater.store import open_store
 
     options["kafka_topics"] = tuple(options["kafka_topics"]) or None
+    options["kafka_generic_topics"] = tuple(options["kafka_generic_topics"]) or None
     settings = _settings(ctx, **options)
     _setup_logging(settings.log_level)
     try:
@@ -258,7 +262,7 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     click.echo(
-        f"Headwater {__version__}: consuming {', '.join(settings.kafka_topics)} from "
+        f"Headwater {__version__}: consuming {', '.join(all_topics(settings))} from "
         f"{settings.kafka_bootstrap_servers} (group {settings.kafka_group_id}, {processes} process(es)) "
         f"into {backend} ({redact_url(settings.database_url)})",
         err=True,

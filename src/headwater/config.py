@@ -161,6 +161,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("kafka_bootstrap_servers", "localhost:9092", "Comma-separated Kafka brokers, host:port."),
     Setting("kafka_topics", ("openlineage.events",), "Comma-separated topics to consume.", _keys),
     Setting(
+        "kafka_generic_topics",
+        ("lineage.generic",),
+        "Comma-separated topics of generic events (FastScore style), consumed by the same consumer "
+        "with the same guarantees; empty for none.",
+        _keys,
+    ),
+    Setting(
         "kafka_group_id",
         "headwater",
         "Consumer group: consumers of one group share the partitions and its committed offsets.",
@@ -249,6 +256,7 @@ class Settings:
     kafka_enabled: bool = False
     kafka_bootstrap_servers: str = "localhost:9092"
     kafka_topics: tuple[str, ...] = ("openlineage.events",)
+    kafka_generic_topics: tuple[str, ...] = ("lineage.generic",)
     kafka_group_id: str = "headwater"
     kafka_batch_size: int = 2_000
     kafka_poll_timeout: float = 0.5

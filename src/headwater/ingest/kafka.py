@@ -1,4 +1,5 @@
-"""The Kafka consumer: OpenLineage events from Kafka topics into the store, at least once.
+"""The Kafka consumer: OpenLineage events (and generic events, from their own topics) from Kafka
+topics into the store, at least once.
 
 How it keeps its promises:
 - Nothing lost: a batch's offsets are committed, synchronously, only after its events and dead
@@ -36,9 +37,11 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from headwater.config import Settings
 from headwater.errors import ConfigError, HeadwaterError, StoreRefused
 from headwater.events.decode import Document, MalformedJSON, loads
+from headwater.events.generic import GenericEvent
 from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
 from headwater.ingest import metrics
+from headwater.ingest.generic import GenericValidated, record_generic_stored, validate_generic_documents
 from headwater.ingest.service import (
     REJECTED,
     Outcome,
@@ -49,6 +52,7 @@ from headwater.ingest.service import (
 )
 from headwater.ingest.writer import GroupCommitWriter
 from headwater.store.base import DeadLetter, EventStore
+from headwater.store.generic import GenericStored, generic_store
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +109,8 @@ def check_settings(settings: Settings) -> None:
         raise ConfigError("kafka_batch_size must be at least 1")
     if settings.kafka_poll_timeout <= 0:
         raise ConfigError("kafka_poll_timeout must be more than 0 seconds")
-    if not settings.kafka_topics:
-        raise ConfigError("kafka_topics names no topic")
+    if not settings.kafka_topics and not settings.kafka_generic_topics:
+        raise ConfigError("kafka_topics and kafka_generic_topics name no topic")
     consumer_config(settings)
 
 
@@ -124,13 +128,14 @@ def producer_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def decode_message(index: int, value: bytes | None, max_bytes: int) -> Document:
-    """One message value as a candidate OpenLineage event, or a Document saying why it is none.
+def all_topics(settings: Settings) -> list[str]:
+    """The topics the consumer subscribes to: OpenLineage ones, then generic ones."""
+    return list(dict.fromkeys((*settings.kafka_topics, *settings.kafka_generic_topics)))
 
-    This is the seam for other kinds of messages: generic element/tag events, once they exist, are
-    told apart here (by topic or by shape) and validated by their own rules; today every message is
-    an OpenLineage event.
-    """
+
+def decode_message(index: int, value: bytes | None, max_bytes: int) -> Document:
+    """One message value as a candidate event, or a Document saying why it is none. Its topic
+    says which rules validate it: a generic topic's, or OpenLineage's."""
     if value is None:
         return Document(index, error="message has no value (a tombstone)")
     if len(value) > max_bytes:
@@ -153,6 +158,7 @@ class Batch:
     first: dict[Partition, int] = field(default_factory=dict)  # offset to rewind to
     next: dict[Partition, int] = field(default_factory=dict)  # offset to commit
     validated: Validated | None = None
+    generic: GenericValidated | None = None
 
 
 @dataclass
@@ -222,7 +228,7 @@ class KafkaIngester:
         """Consume until `stop` is called (or SIGKILL: nothing uncommitted is lost)."""
         consumer = Consumer(self.config)
         self._consumer = consumer
-        topics = list(self.settings.kafka_topics)
+        topics = all_topics(self.settings)
         consumer.subscribe(
             topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
@@ -291,6 +297,8 @@ class KafkaIngester:
     def _decode_batch(self, messages: Sequence[Message]) -> Batch:
         batch = Batch()
         documents: list[Document] = []
+        generic_documents: list[Document] = []
+        generic_topics = set(self.settings.kafka_generic_topics)
         max_bytes = self.settings.kafka_max_message_bytes
         for message in messages:
             error = message.error()
@@ -304,9 +312,11 @@ class KafkaIngester:
             assert topic is not None and partition is not None and offset is not None
             batch.first.setdefault((topic, partition), offset)
             batch.next[(topic, partition)] = offset + 1
-            documents.append(decode_message(len(batch.messages), message.value(), max_bytes))
+            document = decode_message(len(batch.messages), message.value(), max_bytes)
+            (generic_documents if topic in generic_topics else documents).append(document)
             batch.messages.append(message)
         batch.validated = validate_documents(documents)
+        batch.generic = validate_generic_documents(generic_documents)
         return batch
 
     def _append(self, events: Sequence[Event], received_at: str) -> list[bool]:
@@ -314,14 +324,25 @@ class KafkaIngester:
             return self.writer.append_sync(events)
         return self.store.append(events, received_at)
 
+    def _append_generic(self, events: Sequence[GenericEvent], received_at: str) -> list[GenericStored]:
+        if self.writer is not None:
+            return self.writer.append_generic_sync(events)
+        return generic_store(self.store).append_generic(events, received_at)
+
     def _store(self, batch: Batch, received_at: str) -> BatchResult:
-        validated = batch.validated
-        assert validated is not None
+        validated, generic = batch.validated, batch.generic
+        assert validated is not None and generic is not None
         try:
             stored = self._append(validated.events, received_at)
         except StoreRefused:
             stored = self._append_one_by_one(validated, received_at)
-        outcomes = record_stored(validated, stored)
+        outcomes: list[Outcome] = list(record_stored(validated, stored))
+        try:
+            generic_stored = self._append_generic(generic.events, received_at)
+        except StoreRefused:
+            generic_stored = self._append_generic_one_by_one(generic, received_at)
+        outcomes += record_generic_stored(generic, generic_stored)
+        new = sum(stored) + sum(answer.new for answer in generic_stored)
         letters = [
             _dead_letter(batch.messages[outcome.index], outcome, received_at)
             for outcome in outcomes
@@ -331,8 +352,8 @@ class KafkaIngester:
             self.store.add_dead_letters(letters)
             self._produce_errors(letters)
         result = BatchResult(
-            stored=sum(stored),
-            duplicates=len(stored) - sum(stored),
+            stored=new,
+            duplicates=len(stored) + len(generic_stored) - new,
             dead_letters=len(letters),
         )
         self._count(batch, outcomes, letters, result)
@@ -354,6 +375,23 @@ class KafkaIngester:
         validated.events = [validated.events[i] for i in keep]
         validated.positions = [validated.positions[i] for i in keep]
         return [stored[i] for i in keep]
+
+    def _append_generic_one_by_one(
+        self, validated: GenericValidated, received_at: str
+    ) -> list[GenericStored]:
+        """As `_append_one_by_one`, for generic events."""
+        stored: list[GenericStored] = []
+        keep: list[int] = []
+        for i, (event, position) in enumerate(zip(validated.events, validated.positions, strict=True)):
+            try:
+                stored += self._append_generic([event], received_at)
+                keep.append(i)
+            except StoreRefused as exc:
+                outcome = validated.outcomes[position]
+                outcome.status, outcome.event_id, outcome.errors = REJECTED, None, [exc.message]
+        validated.events = [validated.events[i] for i in keep]
+        validated.positions = [validated.positions[i] for i in keep]
+        return stored
 
     def _count(
         self, batch: Batch, outcomes: list[Outcome], letters: list[DeadLetter], result: BatchResult
@@ -505,7 +543,7 @@ def group_lag(settings: Settings, timeout: float = 10) -> list[PartitionLag]:
         metadata = consumer.list_topics(timeout=timeout)
         partitions = [
             TopicPartition(topic, partition)
-            for topic in settings.kafka_topics
+            for topic in all_topics(settings)
             if topic in metadata.topics
             for partition in sorted(metadata.topics[topic].partitions)
         ]
