@@ -16,6 +16,7 @@ from headwater.api import (
     atlas_routes,
     events_routes,
     generic_routes,
+    impact_routes,
     ingest_errors_routes,
     ingest_routes,
     lineage_routes,
@@ -80,6 +81,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(marquez_routes.tag_router)
     app.include_router(lineage_routes.router)
     app.include_router(warehouse_routes.router)
+    app.include_router(impact_routes.router)
     app.include_router(ingest_errors_routes.router)
     app.include_router(generic_routes.ingest_router)
     app.include_router(generic_routes.router)
