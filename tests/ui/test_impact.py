@@ -142,6 +142,7 @@ def test_phone_width(browser: Any, ui_server: LiveServer) -> None:
         assert first in {
             r["nodeID"] for r in answer["rows"] if r["distance"] == answer["rows"][-1]["distance"]
         }
+        page.evaluate("document.querySelector('.impact-summary').scrollIntoView()")
         shot(page, "impact-phone")
     finally:
         context.close()

@@ -204,7 +204,7 @@ export async function render(main, _parts, params) {
   const columns = kind === "dataset" ? h("label", {class: "check"}, h("input", {type: "checkbox", checked: settings.columns,
     onchange: () => refetch({columns: !settings.columns})}), "Columns") : null;
   main.append(h("section", {class: "card impact-query", "aria-label": "Query"},
-    h("div", {class: "filters"},
+    h("div", {class: "impact-bar"},
       h("div", {class: "field-group"}, h("span", {class: "group-label", id: "impact-way"}, "Direction"),
         h("div", {class: "segmented", role: "group", "aria-labelledby": "impact-way"},
           way("downstream", "Downstream"), way("upstream", "Upstream"))),
@@ -227,7 +227,7 @@ export async function render(main, _parts, params) {
   const summary = h("p", {class: "impact-summary", role: "status", "aria-live": "polite"});
   const tableWrap = h("div", {class: "table-wrap"});
   main.append(h("section", {class: "card impact-list", "aria-label": "Impacted nodes"},
-    h("div", {class: "filters", hidden: !rows.length}, h("label", null, "Name", text),
+    h("div", {class: "impact-bar", hidden: !rows.length}, h("label", null, "Name", text),
       options("Type", types, settings.type, pick("type"), TYPE_LABEL),
       options("Namespace", namespaces, settings.ns, pick("ns")),
       options("Owner", [...owners, ...(rows.some((r) => !r.owners.length) ? [NONE] : [])], settings.owner, pick("owner")),
@@ -263,7 +263,7 @@ export async function render(main, _parts, params) {
       `${counts} · up to ${far} ${far === 1 ? "step" : "steps"} away`,
       failing ? [" · ", h("span", {class: "state-FAILED"}, `${failing} with a failed latest run`)] : null,
       shown.length !== rows.length ? ` · showing ${shown.length}` : ""));
-    clear(tableWrap).append(rows.length ? h("table", {class: "stack impact-table", "aria-label": `Nodes ${word} of ${rootName}`},
+    clear(tableWrap).append(rows.length ? h("table", {class: "impact-table", "aria-label": `Nodes ${word} of ${rootName}`},
       h("thead", null, h("tr", null, COLUMNS.map(([key, label]) => h("th", {scope: "col",
         "aria-sort": settings.sort === key ? (settings.desc ? "descending" : "ascending") : "none"},
       h("button", {type: "button", onclick: () => {
