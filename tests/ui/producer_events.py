@@ -16,6 +16,7 @@ from openlineage.client.facet_v2 import (
     schema_dataset,
     sql_job,
 )
+from openlineage.client.transport.http import HttpConfig, HttpTransport
 from openlineage.client.uuid import generate_new_uuid
 
 PRODUCER = "https://github.com/example/headwater-tests/ui"
@@ -79,6 +80,25 @@ def _clean_output() -> OutputDataset:
     )
 
 
+def _event(
+    state: RunState,
+    at: datetime,
+    run: Run,
+    job: Job,
+    inputs: list[InputDataset],
+    outputs: list[OutputDataset],
+) -> RunEvent:
+    return RunEvent(
+        eventType=state,
+        eventTime=at.isoformat(),
+        run=run,
+        job=job,
+        producer=PRODUCER,
+        inputs=inputs,
+        outputs=outputs,
+    )
+
+
 def _events() -> list[RunEvent]:
     raw = InputDataset(
         namespace=NAMESPACE,
@@ -104,25 +124,15 @@ def _events() -> list[RunEvent]:
         at = START + timedelta(days=day)
         clean_run, report_run = Run(runId=str(generate_new_uuid())), Run(runId=str(generate_new_uuid()))
         events += [
-            RunEvent(RunState.START, at.isoformat(), clean_run, clean_job, PRODUCER, [raw], []),
-            RunEvent(
-                RunState.COMPLETE,
-                (at + timedelta(minutes=4)).isoformat(),
-                clean_run,
-                clean_job,
-                PRODUCER,
-                [raw],
-                [_clean_output()],
+            _event(RunState.START, at, clean_run, clean_job, [raw], []),
+            _event(
+                RunState.COMPLETE, at + timedelta(minutes=4), clean_run, clean_job, [raw], [_clean_output()]
             ),
-            RunEvent(
-                RunState.START, (at + timedelta(minutes=5)).isoformat(), report_run, report_job, PRODUCER
-            ),
+            _event(RunState.START, at + timedelta(minutes=5), report_run, report_job, [], []),
         ]
-        end = (at + timedelta(minutes=7)).isoformat()
+        end = at + timedelta(minutes=7)
         if day == 0:
-            events.append(
-                RunEvent(RunState.COMPLETE, end, report_run, report_job, PRODUCER, [clean_input], [revenue])
-            )
+            events.append(_event(RunState.COMPLETE, end, report_run, report_job, [clean_input], [revenue]))
         else:
             failed = Run(
                 runId=report_run.runId,
@@ -134,15 +144,13 @@ def _events() -> list[RunEvent]:
                     )
                 },
             )
-            events.append(
-                RunEvent(RunState.FAIL, end, failed, report_job, PRODUCER, [clean_input], [revenue])
-            )
+            events.append(_event(RunState.FAIL, end, failed, report_job, [clean_input], [revenue]))
     return events
 
 
 def send_producer_events(url: str) -> int:
     """Send the shop's events to the Headwater at `url`; returns how many."""
-    client = OpenLineageClient(url=url)
+    client = OpenLineageClient(transport=HttpTransport(HttpConfig(url=url)))
     events = _events()
     for event in events:
         client.emit(event)

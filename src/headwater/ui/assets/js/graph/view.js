@@ -3,18 +3,18 @@
 import {s} from "../dom.js";
 import {layout} from "./layout.js";
 
-const CHAR = 7.1; // average width of a 12 px character, for sizing boxes without measuring text
+const CHAR = 7.6; // average width of a 13 px character, for sizing boxes without measuring text
 const HEAD = 40; // a node's title block
 const ROW = 20; // a field's row in column mode
 const MAX_WIDTH = 340;
-const READABLE = 0.75; // the smallest zoom at which names stay readable
+const READABLE = 0.7; // the smallest zoom at which names stay readable
 
 function clip(text, width) {
   const fits = Math.floor(width / CHAR);
   return text.length <= fits ? text : `${text.slice(0, Math.max(1, fits - 1))}…`;
 }
 
-const nameRoom = (field, width) => Math.min(field.name.length * CHAR, width * 0.62);
+const nameRoom = (field, width) => Math.min(field.name.length * CHAR + 10, width * 0.62);
 
 function sizeOf(node) {
   const longest = Math.max(node.name.length, (node.sub || "").length * 0.9,
@@ -49,7 +49,7 @@ export class GraphView {
     this.model = model;
     const sized = model.nodes.map((node) => ({id: node.id, ...sizeOf(node)}));
     const layoutEdges = model.edges.map((e) => ({source: e.source, target: e.target}));
-    const placed = layout(sized, layoutEdges);
+    const placed = layout(sized, layoutEdges, {rankGap: 60});
     this.positions = placed.positions;
     this.bounds = {width: placed.width, height: placed.height};
     const edgeLayer = s("g", {class: "edges"});
@@ -91,16 +91,19 @@ export class GraphView {
       const drop = Math.max(a.y + a.height, b.y + b.height) + 30;
       d = `M${x1},${y1} C${x1 + 80},${y1} ${x1 + 80},${drop} ${(x1 + x2) / 2},${drop} S${x2 - 80},${y2} ${x2},${y2}`;
     }
-    return s("path", {d, class: `edge${edge.indirect ? " indirect" : ""}`, "marker-end": "url(#arrow)",
+    const classes = `edge${edge.indirect ? " indirect" : ""}${edge.diff ? ` diff-${edge.diff}` : ""}`;
+    return s("path", {d, class: classes, "marker-end": "url(#arrow)",
       dataset: {source: edge.source, target: edge.target}},
     s("title", null, edge.label || `${edge.source} → ${edge.target}`));
   }
 
   drawNode(node, place) {
-    const classes = ["node", node.kind, node.state ? `state-${node.state}` : "", node.root ? "root" : ""];
+    const classes = ["node", node.kind, node.state ? `state-${node.state}` : "", node.root ? "root" : "",
+      node.diff ? `diff-${node.diff}` : ""];
     const g = s("g", {class: classes.join(" "), transform: `translate(${place.x},${place.y})`, tabindex: 0,
       role: "button", "aria-label": `${node.kind} ${node.name} in ${node.namespace}`, dataset: {id: node.id}});
-    g.append(s("title", null, `${node.name}\n${node.namespace}`));
+    const diffNote = node.diff ? `\n${{added: "added", removed: "removed", changed: "its edges changed"}[node.diff]} since the earlier time` : "";
+    g.append(s("title", null, `${node.name}\n${node.namespace}${diffNote}`));
     g.append(s("rect", {class: "box", width: place.width, height: place.height, rx: 6}));
     g.append(s("rect", {class: "bar", width: 5, height: place.height, rx: 2}));
     const room = place.width - (node.state ? 44 : 24);
@@ -223,7 +226,6 @@ export class GraphView {
     this.svg.addEventListener("pointerdown", (event) => {
       if (event.target.closest(".expander")) return;
       pointers.set(event.pointerId, {x: event.clientX, y: event.clientY});
-      this.svg.setPointerCapture(event.pointerId);
       this.moved = false;
       last = {x: event.clientX, y: event.clientY};
       if (pointers.size === 2) {
@@ -245,6 +247,7 @@ export class GraphView {
       }
       const dx = event.clientX - last.x, dy = event.clientY - last.y;
       if (!this.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+      if (!this.moved) this.svg.setPointerCapture(event.pointerId); // a drag, not a click: keep it
       this.moved = true;
       this.svg.classList.add("dragging");
       this.tx += dx;

@@ -1,9 +1,25 @@
 // A dataset: its fields, facets, versions (with schema diffs), the jobs that write and read it.
 import {get, paths} from "../api.js";
 import {diffView, schemaLines} from "../diff.js";
-import {badge, empty, fmtTime, h, jobHref, kv, link, lineageHref, namespaceHref, runHref, setTitle, table, tags}
-  from "../dom.js";
+import {badge, datasetHref, empty, fmtTime, h, jobHref, kv, link, lineageHref, namespaceHref, runHref, setTitle, table,
+  tags} from "../dom.js";
 import {facetsView, owners} from "../facets.js";
+import {verticalView} from "../vertical.js";
+
+/** Replace `button` with the dataset's ultimate sources and destinations. */
+async function showEnds(nodeId, button) {
+  const [sources, destinations] = await Promise.all(["ultimate-source", "ultimate-destination"].map((scope) =>
+    get(paths.warehouse(scope), {nodeId})));
+  const list = (answer, none) => {
+    const ends = answer.vertices.filter((v) => v.nodeType === "dataset");
+    return ends.length ? h("ul", null, ends.map((v) => h("li", null,
+      link(datasetHref(v.properties.namespace, v.properties.name), v.displayName),
+      h("span", {class: "muted"}, ` ${v.properties.namespace} · distance ${v.properties.distance ?? 0}`)))) : empty(none);
+  };
+  button.replaceWith(h("div", {"aria-label": "Ultimate sources and destinations"},
+    h("h3", null, "Ultimate sources"), list(sources, "None."),
+    h("h3", null, "Ultimate destinations"), list(destinations, "None: nothing downstream, or a cycle with no way out.")));
+}
 
 function neighbours(lineage, nodeId) {
   const vertex = new Map(lineage.vertices.map((v) => [v.nodeID, v]));
@@ -43,10 +59,11 @@ function versionsView(versions) {
 export async function render(main, [namespace, name]) {
   setTitle(name);
   const nodeId = `dataset:${namespace}:${name}`;
-  const [dataset, versions, lineage] = await Promise.all([
+  const [dataset, versions, lineage, vertical] = await Promise.all([
     get(paths.dataset(namespace, name)),
     get(`${paths.dataset(namespace, name)}/versions`, {limit: 20}),
     get(paths.warehouse("end-to-end"), {nodeId, depth: 1, limit: 200}),
+    get(paths.warehouse("vertical"), {nodeId}),
   ]);
   const {writers, readers} = neighbours(lineage, lineage.nodeID);
   const who = owners(dataset.facets);
@@ -65,7 +82,10 @@ export async function render(main, [namespace, name]) {
         ["Current version", dataset.currentVersion && h("span", {class: "mono"}, dataset.currentVersion)]])),
     h("section", {class: "card", "aria-labelledby": "io-h"}, h("h2", {id: "io-h"}, "Jobs"),
       h("h3", null, "Written by"), jobList(writers, "No job writes it."),
-      h("h3", null, "Read by"), jobList(readers, "No job reads it."))));
+      h("h3", null, "Read by"), jobList(readers, "No job reads it.")),
+    h("section", {class: "card", "aria-labelledby": "vertical-h"}, h("h2", {id: "vertical-h"}, "Around it"),
+      verticalView(vertical), h("p", null, h("button", {type: "button", onclick: (event) => showEnds(nodeId, event.target)},
+        "Ultimate sources and destinations")))));
   main.append(h("section", {class: "card", "aria-labelledby": "fields-h"},
     h("h2", {id: "fields-h"}, `Fields (${dataset.fields.length})`),
     dataset.fields.length ? table(["Name", "Type", "Description", "Tags"], dataset.fields.map((f) => [

@@ -4,10 +4,8 @@
 import {get, paths} from "../api.js";
 import {updateQuery} from "../app.js";
 import {badge, clear, download, empty, fmtTime, h, kv, link, lineageHref, nodeHref, setTitle} from "../dom.js";
+import {diffModels, fetchInto, LIMIT, Model, SCOPES, sideOf, visible} from "../graph/model.js";
 import {GraphView} from "../graph/view.js";
-
-const LIMIT = 500;
-const SCOPES = {both: "end-to-end", upstream: "upstream", downstream: "downstream"};
 
 function readSettings(params) {
   return {
@@ -21,6 +19,8 @@ function readSettings(params) {
     select: params.get("select") || "",
     path: params.get("path") || "",
     only: params.get("only") === "1",
+    compare: params.get("compare") || "",
+    hide: params.getAll("hide"),
   };
 }
 
@@ -35,130 +35,32 @@ function writeSettings(settings) {
   if (settings.select) params.set("select", settings.select);
   if (settings.path) params.set("path", settings.path);
   if (settings.only) params.set("only", "1");
+  if (settings.compare) params.set("compare", settings.compare);
+  for (const key of settings.hide) params.append("hide", key);
   updateQuery(params);
 }
 
-/** The graph being shown: nodes and edges by id, merged from every answer (expansions add to it). */
-class Model {
-  constructor() {
-    this.byId = new Map();
-    this.edgeMap = new Map();
-    this.root = null;
-    this.truncated = false;
-  }
+/** "2025-03-10T06:04" or "…:30" from a datetime-local input → "2025-03-10T06:04:00Z" (UTC). */
+const utc = (value) => (value ? `${value.length === 16 ? `${value}:00` : value}Z` : "");
+const local = (value) => (value ? value.replace(/Z$/, "").slice(0, 19) : "");
 
-  get nodes() { return [...this.byId.values()]; }
-  get edges() { return [...this.edgeMap.values()]; }
-
-  addNode(node) {
-    const known = this.byId.get(node.id);
-    if (known) {
-      known.expandable = known.expandable && node.expandable;
-      if (node.fields) {
-        const names = new Set(known.fields.map((f) => f.name));
-        known.fields.push(...node.fields.filter((f) => !names.has(f.name)));
-      }
-    } else {
-      this.byId.set(node.id, node);
-    }
-  }
-
-  addEdge(edge) {
-    const key = `${edge.source}>${edge.target}${edge.sourceField ? `:${edge.sourceField}>${edge.targetField}` : ""}`;
-    if (!this.edgeMap.has(key)) this.edgeMap.set(key, edge);
-  }
-
-  /** Add a warehouse answer ({vertices, edges, expandable}). */
-  addWarehouse(answer) {
-    const more = new Set(answer.expandable || []);
-    for (const v of answer.vertices) {
-      if (v.nodeType !== "dataset" && v.nodeType !== "job") continue;
-      const p = v.properties;
-      this.addNode({id: v.nodeID, kind: v.nodeType, name: v.displayName, namespace: p.namespace,
-        sub: v.nodeType === "job" ? `job · ${p.namespace}` : p.namespace, state: p.latestRunState || null,
-        expandable: more.has(v.nodeID), properties: p});
-    }
-    for (const e of answer.edges) {
-      const job = e.properties && e.properties.job;
-      this.addEdge({source: e.sourceNodeID, target: e.destinationNodeID, type: e.edgeType,
-        label: job ? `through ${job}` : `${e.edgeType}: ${e.sourceNodeID} → ${e.destinationNodeID}`});
-    }
-    this.truncated = this.truncated || answer.truncated;
-  }
-
-  /** Add a column-lineage answer (Marquez' graph of DATASET_FIELD nodes) as datasets with field rows. */
-  addColumns(answer) {
-    for (const node of answer.graph) {
-      if (node.type !== "DATASET_FIELD") continue;
-      const d = node.data;
-      const id = `dataset:${d.namespace}:${d.dataset}`;
-      this.addNode({id, kind: "dataset", name: d.dataset, namespace: d.namespace, sub: d.namespace,
-        expandable: Boolean(d.expandable), fields: [{name: d.field, type: d.fieldType}], properties: {namespace: d.namespace, name: d.dataset}});
-      if (d.expandable) this.byId.get(id).expandable = true;
-      for (const input of d.inputFields || []) {
-        const kind = (input.transformations && input.transformations[0] && input.transformations[0].type) || input.transformationType;
-        const sub = input.transformations && input.transformations[0] && input.transformations[0].subtype;
-        this.addEdge({source: `dataset:${input.namespace}:${input.dataset}`, target: id, sourceField: input.field,
-          targetField: d.field, indirect: kind === "INDIRECT",
-          label: `${input.dataset}.${input.field} → ${d.dataset}.${d.field}: ${kind || "?"}${sub ? `/${sub}` : ""}` +
-            `${input.transformationDescription ? ` (${input.transformationDescription})` : ""}`});
-      }
-    }
-    // a field named only as an input has no node of its own in the answer: give it a row
-    for (const edge of this.edgeMap.values()) {
-      const source = this.byId.get(edge.source);
-      if (source && edge.sourceField && !source.fields.some((f) => f.name === edge.sourceField)) {
-        source.fields.push({name: edge.sourceField, type: ""});
-      }
-    }
-  }
-
-  /** Nodes reachable from `id` following edges forwards (or backwards). */
-  reach(id, forwards) {
-    const next = new Map();
-    for (const e of this.edgeMap.values()) {
-      const [a, b] = forwards ? [e.source, e.target] : [e.target, e.source];
-      (next.get(a) || next.set(a, []).get(a)).push(b);
-    }
-    const found = new Set([id]);
-    const queue = [id];
-    while (queue.length) {
-      for (const w of next.get(queue.shift()) || []) {
-        if (!found.has(w)) { found.add(w); queue.push(w); }
-      }
-    }
-    return found;
-  }
-
-  /** The nodes and edges on the directed paths between a and b (either way). */
-  between(a, b) {
-    const nodes = new Set();
-    for (const [from, to] of [[a, b], [b, a]]) {
-      const ahead = this.reach(from, true), behind = this.reach(to, false);
-      if (!ahead.has(to)) continue;
-      for (const id of ahead) if (behind.has(id)) nodes.add(id);
-    }
-    const edges = new Set(this.edges.filter((e) => nodes.has(e.source) && nodes.has(e.target))
-      .map((e) => `${e.source}>${e.target}`));
-    return {nodes, edges};
-  }
+/** A checkbox list of the namespaces and kinds in the graph; unticked ones are hidden. */
+function filters(model, settings, apply) {
+  const hidden = new Set(settings.hide);
+  const keys = [...new Set(model.nodes.map((n) => `kind:${n.kind}`))].sort()
+    .concat([...new Set(model.nodes.map((n) => `ns:${n.namespace}`))].sort());
+  const summary = h("summary", {class: "button"});
+  const label = () => { summary.textContent = hidden.size ? `Filter (${hidden.size} hidden)` : "Filter"; };
+  const box = (key) => h("label", null, h("input", {type: "checkbox", checked: !hidden.has(key), onchange: (event) => {
+    if (event.target.checked) hidden.delete(key); else hidden.add(key);
+    label();
+    apply({hide: [...hidden]});
+  }}), key.startsWith("kind:") ? `${key.slice(5)}s` : key.slice(3));
+  label();
+  return h("details", {class: "graph-filters"}, summary, h("div", null, h("strong", null, "Show"), keys.map(box)));
 }
 
-async function fetchInto(model, nodeId, settings, direction, depth) {
-  const asOf = settings.asOf || null;
-  if (settings.columns) {
-    const answer = await get("/api/v1/column-lineage", {nodeId, depth, withDownstream: direction !== "upstream",
-      limit: LIMIT, asOf});
-    model.addColumns(answer);
-  } else {
-    const answer = await get(paths.warehouse(SCOPES[direction]), {nodeId, depth, includeProcesses: settings.jobs,
-      limit: LIMIT, asOf});
-    model.addWarehouse(answer);
-    if (!model.root) model.root = answer.nodeID;
-  }
-}
-
-function toolbar(settings, apply, view) {
+function toolbar(settings, apply, view, model) {
   const depth = h("input", {type: "number", min: 0, max: 20, value: settings.depth, style: "width:4.5em",
     "aria-label": "Depth", onchange: () => apply({depth: Number(depth.value)})});
   const direction = h("select", {"aria-label": "Direction", onchange: () => apply({direction: direction.value})},
@@ -166,25 +68,31 @@ function toolbar(settings, apply, view) {
       h("option", {value, selected: value === settings.direction}, label)));
   const toggle = (label, pressed, change, hint, disabled) => h("button", {type: "button", "aria-pressed": String(pressed),
     title: hint, onclick: change, disabled}, label);
-  const asOf = h("input", {type: "datetime-local", step: 1, "aria-label": "As of (UTC)",
-    value: settings.asOf ? settings.asOf.replace(/Z$/, "").slice(0, 19) : ""});
-  const setAsOf = () => apply({asOf: asOf.value ? `${asOf.value.length === 16 ? `${asOf.value}:00` : asOf.value}Z` : ""});
-  asOf.addEventListener("change", setAsOf);
+  const asOf = h("input", {type: "datetime-local", step: 1, "aria-label": "As of (UTC)", value: local(settings.asOf)});
+  asOf.addEventListener("change", () => apply({asOf: utc(asOf.value)}));
+  const compare = h("input", {type: "datetime-local", step: 1, "aria-label": "Compare with (UTC)", value: local(settings.compare),
+    title: "Show what changed in the graph since this earlier time"});
+  compare.addEventListener("change", () => apply({compare: utc(compare.value)}));
   const exportButton = (label, run) => h("button", {type: "button", onclick: () => run().catch((error) => alert(error.message))}, label);
   const base = (settings.node.split(":").slice(-1)[0] || "lineage").replace(/[^\w.-]+/g, "_");
-  return h("div", {class: "toolbar", role: "toolbar", "aria-label": "Lineage view"},
-    h("label", null, "Depth", depth), direction,
-    toggle("Jobs", settings.jobs && !settings.columns, () => apply({jobs: !settings.jobs}),
-      "Show jobs, or join datasets directly (condensed view)", settings.columns),
-    toggle("Columns", settings.columns, () => apply({columns: !settings.columns}), "Column-level lineage: fields and their edges"),
-    h("label", null, "As of", asOf, h("span", {class: "muted"}, "UTC")),
-    settings.asOf ? h("button", {type: "button", onclick: () => apply({asOf: ""})}, "Now") : null,
+  const outputs = h("span", {class: "actions", style: "margin-left:auto"},
     h("button", {type: "button", onclick: () => view.fit()}, "Fit"),
     exportButton("SVG", async () => download(`${base}.svg`, "image/svg+xml", view.exportSvg())),
     exportButton("PNG", async () => {
       const blob = await view.exportPng();
       download(`${base}.png`, "image/png", blob);
     }));
+  const controls = h("div", {class: "toolbar", role: "toolbar", "aria-label": "Lineage view"},
+    h("label", null, "Depth", depth), direction,
+    toggle("Jobs", settings.jobs && !settings.columns, () => apply({jobs: !settings.jobs}),
+      "Show jobs, or join datasets directly (condensed view)", settings.columns),
+    toggle("Columns", settings.columns, () => apply({columns: !settings.columns}), "Column-level lineage: fields and their edges"),
+    h("label", null, "As of", asOf, h("span", {class: "muted"}, "UTC")),
+    settings.asOf ? h("button", {type: "button", onclick: () => apply({asOf: ""})}, "Now") : null,
+    h("label", null, "Compare with", compare),
+    settings.compare ? h("button", {type: "button", onclick: () => apply({compare: ""})}, "No comparison") : null,
+    filters(model, settings, apply));
+  return {controls, outputs};
 }
 
 export async function render(main, _parts, params) {
@@ -202,6 +110,16 @@ export async function render(main, _parts, params) {
     if (model.byId.has(id)) await fetchInto(model, id, settings, sideOf(model, id), settings.depth);
   }
   model.root ||= settings.node;
+  let changes = null;
+  if (settings.compare) {
+    const before = new Model();
+    try {
+      await fetchInto(before, settings.node, {...settings, asOf: settings.compare}, settings.direction, settings.depth);
+    } catch (error) {
+      if (error.status !== 404) throw error; // the node did not exist yet then: everything is new
+    }
+    changes = diffModels(before, model);
+  }
   const rootNode = model.byId.get(model.root);
   if (rootNode) rootNode.root = true;
   setTitle(`Lineage of ${rootNode ? rootNode.name : settings.node}`);
@@ -218,18 +136,27 @@ export async function render(main, _parts, params) {
   });
   const apply = (change) => {
     Object.assign(settings, change);
-    if ("columns" in change || "jobs" in change || "asOf" in change) settings.expand = [];
+    if (Object.keys(change).every((key) => key === "hide")) { // the same graph, fewer nodes: no new request
+      writeSettings(settings);
+      redraw();
+      return;
+    }
+    if ("columns" in change || "jobs" in change || "asOf" in change || "depth" in change) settings.expand = [];
     writeSettings(settings);
     clear(main);
     render(main, [], new URLSearchParams(location.search)).catch(showError);
   };
   const showError = (error) => { status.textContent = `Error: ${error.message}`; };
+  const {controls, outputs} = toolbar(settings, apply, view, model);
   layoutEl.firstChild.append(
     h("div", {class: "toolbar"}, h("span", {class: "title"}, rootNode ? [badge(rootNode.kind === "job" ? "job" : "dataset"), " ",
       link(nodeHref(model.root) || "#", rootNode.name)] : settings.node),
     settings.asOf ? h("span", {class: "badge state-RUNNING"}, `as of ${fmtTime(settings.asOf)}`) : null,
-    settings.columns ? h("span", {class: "legend"}, h("span", null, h("i"), "direct"), h("span", null, h("i", {class: "indirect"}), "indirect")) : null),
-    toolbar(settings, apply, view), canvas);
+    settings.columns ? h("span", {class: "legend"}, h("span", null, h("i"), "direct"), h("span", null, h("i", {class: "indirect"}), "indirect")) : null,
+    changes ? h("span", {class: "legend", role: "status", "aria-label": "Changes"}, `since ${fmtTime(settings.compare)}: `,
+      h("span", {class: "added"}, `+${changes.added} added`), h("span", {class: "removed"}, `−${changes.removed} removed`),
+      h("span", {class: "changed"}, `${changes.changed} changed`)) : null,
+    outputs), controls, canvas);
   canvas.append(status, h("div", {class: "zoom"},
     h("button", {type: "button", "aria-label": "Zoom in", onclick: () => view.zoomBy(1.25)}, "+"),
     h("button", {type: "button", "aria-label": "Zoom out", onclick: () => view.zoomBy(0.8)}, "−"),
@@ -237,7 +164,7 @@ export async function render(main, _parts, params) {
 
   let field = null;
   function redraw() {
-    const ms = view.draw(model);
+    const ms = view.draw(visible(model, new Set(settings.hide)));
     const total = performance.now() - started;
     canvas.dataset.nodes = String(model.byId.size);
     canvas.dataset.drawnMs = total.toFixed(0);
@@ -336,12 +263,4 @@ export async function render(main, _parts, params) {
   view.fit(model.root);
   if (settings.select && model.byId.has(settings.select)) view.zoomTo(settings.select);
   return null;
-}
-
-/** Which way to expand a node: away from the root. */
-function sideOf(model, id) {
-  if (!model.root) return "both";
-  const down = model.reach(model.root, true).has(id);
-  const up = model.reach(model.root, false).has(id);
-  return down && !up ? "downstream" : up && !down ? "upstream" : "both";
 }

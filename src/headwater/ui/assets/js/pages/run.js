@@ -53,9 +53,9 @@ export async function render(main, [runId]) {
     }));
   };
 
-  const jobLink = job ? link(jobHref(job.properties.namespace, job.properties.name), job.displayName) : null;
+  const jobLink = () => (job ? link(jobHref(job.properties.namespace, job.properties.name), job.displayName) : null);
   main.append(h("div", {class: "page-head"}, h("div", null,
-    h("div", {class: "crumbs"}, "Run of ", jobLink || "a job"),
+    h("div", {class: "crumbs"}, "Run of ", jobLink() || "a job"),
     h("h1", {class: "mono"}, runId), badge(run.state))));
   const error = run.facets && run.facets.errorMessage;
   if (error) {
@@ -66,7 +66,7 @@ export async function render(main, [runId]) {
   }
   main.append(h("div", {class: "grid"},
     h("section", {class: "card", "aria-labelledby": "about-h"}, h("h2", {id: "about-h"}, "About"),
-      kv([["Job", jobLink], ["State", badge(run.state)], ["Started", fmtTime(run.startedAt)],
+      kv([["Job", jobLink()], ["State", badge(run.state)], ["Started", fmtTime(run.startedAt)],
         ["Ended", fmtTime(run.endedAt)], ["Duration", fmtDuration(run.durationMs)],
         ["Nominal start", run.nominalStartTime && fmtTime(run.nominalStartTime)],
         ["Job version", run.jobVersion && h("span", {class: "mono"}, run.jobVersion.version)]])),
