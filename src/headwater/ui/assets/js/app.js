@@ -13,6 +13,8 @@ const ROUTES = [
   [/^\/lineage$/, () => import("./pages/lineage.js")],
   [/^\/impact$/, () => import("./pages/impact.js")],
   [/^\/events$/, () => import("./pages/events.js")],
+  [/^\/elements$/, () => import("./pages/elements.js")],
+  [/^\/elements\/(\d+)$/, () => import("./pages/element.js")],
 ];
 
 const main = document.getElementById("main");
