@@ -118,7 +118,9 @@ def test_filters_combine_with_time_order_and_paging(loaded: TestClient) -> None:
         ({"after": "yesterday", "namespace": "shop"}, "after:"),
     ],
 )
-def test_bad_filters_are_400_naming_the_parameter(loaded: TestClient, params: dict[str, str], message: str) -> None:
+def test_bad_filters_are_400_naming_the_parameter(
+    loaded: TestClient, params: dict[str, str], message: str
+) -> None:
     for path in (LISTING, "/api/v1/events/shop"):
         response = loaded.get(path, params=params)
         assert response.status_code == 400

@@ -1,6 +1,6 @@
 """The Events page in Chromium: the latest events filtered by event type and namespace, paged, one
 click to a failed run and Back to the same filters; dead letters with their reasons, paged; at
-1280×800 and on a 390-pixel-wide phone."""
+1280x800 and on a 390-pixel-wide phone."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ expect = sync_api.expect
 EVENT_ROWS = "table[aria-label='Events'] tbody tr:not(.raw-row)"
 LETTER_ROWS = "table[aria-label='Dead letters'] tbody tr"
 LETTERS = 30
+DASH = "\N{EN DASH}"  # the pager counts "1 DASH 25 of 166"
 
 
 def settled(page: Any) -> None:
@@ -37,7 +38,9 @@ def shows(page: Any, text: str) -> None:
     expect(page.locator(".pager [role=status]")).to_have_text(text)
 
 
-def test_fail_filter_finds_the_shop_failure_and_one_click_opens_its_run(page: Any, ui_server: LiveServer) -> None:
+def test_fail_filter_finds_the_shop_failure_and_one_click_opens_its_run(
+    page: Any, ui_server: LiveServer
+) -> None:
     page.goto(f"{ui_server.url}/events")
     page.locator(EVENT_ROWS).first.wait_for()
     assert page.locator(EVENT_ROWS).count() == 25
@@ -70,31 +73,31 @@ def test_namespace_filter_and_paging_are_kept_in_the_url(page: Any, ui_server: L
     page.goto(f"{ui_server.url}/events")
     page.locator(EVENT_ROWS).first.wait_for()
     total = int(re.sub(r"\D", "", status(page).split(" of ")[1]))
-    assert total > 25 and status(page) == f"1–25 of {total}"
+    assert total > 25 and status(page) == f"1{DASH}25 of {total}"
     page.get_by_role("button", name="Older →").click()
     page.wait_for_url(re.compile(r"offset=25"))
-    expect(page.locator(".pager [role=status]")).to_have_text(re.compile(r"^26–"))
+    expect(page.locator(".pager [role=status]")).to_have_text(re.compile(f"^26{DASH}"))
     page.reload()
     page.locator(EVENT_ROWS).first.wait_for()
-    assert status(page).startswith("26–")
+    assert status(page).startswith(f"26{DASH}")
 
     page.get_by_label("Namespace").select_option(NAMESPACE)
     page.wait_for_url(re.compile(rf"namespace={NAMESPACE}(&|$)"))
-    shows(page, "1–8 of 8")
+    shows(page, f"1{DASH}8 of 8")
     namespaces = page.locator(f"{EVENT_ROWS} td[data-label='Namespace']").all_inner_texts()
     assert namespaces == [NAMESPACE] * 8
-    jobs = set(page.locator(f"{EVENT_ROWS} td[data-label='Job']").all_inner_texts())
+    jobs = set(page.locator(f"{EVENT_ROWS} td[data-label='Job or dataset']").all_inner_texts())
     assert jobs == {"shop_etl.clean_orders", REPORT_JOB}
     assert page.get_by_role("button", name="Older →").is_disabled()
 
     page.get_by_label("Job name").fill(REPORT_JOB)
     page.get_by_label("Job name").press("Enter")
-    shows(page, "1–4 of 4")
+    shows(page, f"1{DASH}4 of 4")
     page.get_by_label("After (UTC)").fill("2025-03-11T00:00")
-    shows(page, "1–2 of 2")
+    shows(page, f"1{DASH}2 of 2")
     assert "after=2025-03-11T00%3A00" in page.url
     page.get_by_role("button", name="Clear").click()
-    shows(page, f"1–25 of {total}")
+    shows(page, f"1{DASH}25 of {total}")
 
 
 def test_events_on_a_phone(browser: Any, ui_server: LiveServer) -> None:
@@ -156,7 +159,9 @@ def letters_page(browser: Any, letters_server: LiveServer) -> Iterator[tuple[Any
     assert not watch.problems(), "\n".join(watch.problems())
 
 
-def test_dead_letters_with_their_reasons_paged(letters_page: tuple[Any, PageWatch], letters_server: LiveServer) -> None:
+def test_dead_letters_with_their_reasons_paged(
+    letters_page: tuple[Any, PageWatch], letters_server: LiveServer
+) -> None:
     page, _ = letters_page
     page.goto(f"{letters_server.url}/events")
     page.get_by_role("link", name="Dead letters").click()

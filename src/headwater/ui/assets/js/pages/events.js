@@ -96,7 +96,7 @@ function eventRow(event) {
   return withRaw({class: failed ? "failed" : null}, [
     cell("Type", what),
     cell("Event time (UTC)", h("span", {class: "nowrap"}, shortTime(event.eventTime))),
-    cell("Job", subject),
+    cell("Job or dataset", subject),
     cell("Run", runId ? link(runHref(runId), `${runId.slice(0, 8)}…`, {class: "mono nowrap", title: runId,
       "aria-label": `Run ${runId}`}) : h("span", {class: "muted"}, "—")),
     cell("Namespace", namespace ? link(`/events?namespace=${encodeURIComponent(namespace)}`, namespace,
@@ -107,7 +107,7 @@ function eventRow(event) {
 }
 
 function eventsTable(events) {
-  const headers = ["Type", "Event time (UTC)", "Job", "Run", "Namespace", "Inputs and outputs", "Producer", "Raw"];
+  const headers = ["Type", "Event time (UTC)", "Job or dataset", "Run", "Namespace", "Inputs and outputs", "Producer", "Raw"];
   return h("div", {class: "table-wrap"}, h("table", {class: "stack", "aria-label": "Events"},
     h("thead", null, h("tr", null, headers.map((name) => h("th", {scope: "col"}, name)))),
     events.map(eventRow)));
@@ -119,6 +119,12 @@ function pager(total, offset, shown, go) {
     h("button", {type: "button", disabled: offset <= 0, onclick: () => go(Math.max(0, offset - PAGE))}, "← Newer"),
     h("span", {class: "muted", role: "status"}, `${first}–${offset + shown} of ${total}`),
     h("button", {type: "button", disabled: offset + shown >= total, onclick: () => go(offset + PAGE)}, "Older →"));
+}
+
+/** The view's settings in the URL (no new history entry); none: the bare path. */
+function keepInUrl(query) {
+  if (String(query)) updateQuery(query);
+  else history.replaceState(null, "", location.pathname);
 }
 
 function problem(error) {
@@ -137,7 +143,7 @@ function filtersForm(state, namespaces, apply) {
   const form = h("form", {class: "event-filters", role: "search", "aria-label": "Filter events"},
     h("label", null, h("span", null, "Namespace"), h("select", {name: "namespace"}, options)),
     h("label", null, h("span", null, "Job name"), h("input", {type: "text", name: "job", value: state.job,
-      list: "event-jobs", placeholder: "e.g. shop_etl.daily_revenue", autocomplete: "off"})), jobs,
+      list: "event-jobs", placeholder: "the exact name", autocomplete: "off"})), jobs,
     h("fieldset", {class: "types"}, h("legend", null, "Event type"), TYPES.map((type) =>
       h("label", {class: "check"}, h("input", {type: "checkbox", name: "eventType", value: type,
         checked: state.types.includes(type)}), badge(type)))),
@@ -207,7 +213,7 @@ async function eventsTab(main, params) {
     for (const key of ["namespace", "job", "after", "before"]) if (state[key]) query.set(key, state[key]);
     for (const type of state.types) query.append("eventType", type);
     if (state.offset) query.set("offset", String(state.offset));
-    updateQuery(query);
+    keepInUrl(query);
     results.setAttribute("aria-busy", "true");
     let answer;
     try {
@@ -291,7 +297,7 @@ async function deadLettersTab(main, params) {
     const query = new URLSearchParams({tab: DEAD});
     if (state.topic) query.set("topic", state.topic);
     if (state.before) query.set("before", state.before);
-    updateQuery(query);
+    keepInUrl(query);
     let answer;
     try {
       answer = await get("/api/v1/ingest/errors", {topic: state.topic, before: state.before, limit: PAGE});
