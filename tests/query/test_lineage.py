@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from headwater.api.app import create_app
 from headwater.config import Settings
 from headwater.errors import BadRequest, NotFound
-from headwater.query.lineage import LineageQuery, column_lineage, lineage, ultimate
+from headwater.query.lineage import LineageQuery, column_lineage, lineage, namespace_lineage, ultimate
 from headwater.query.run_lineage import upstream_runs
 from headwater.query.vertical import vertical
 from headwater.store import EventStore
@@ -414,3 +414,55 @@ def test_warehouse_vertical_nodes_and_types(api: TestClient) -> None:
         e["edgeType"] for e in answer.json()["edges"]
     }
     assert answered <= {t["name"] for t in kinds["nodeTypes"]} | {t["name"] for t in kinds["edgeTypes"]}
+
+
+# -- a whole namespace as one graph (nodeId=namespace:{name}) -----------------------------------
+NS_JOBS = {
+    job(name) for name in ("load", "extract", "audit", "transform", "report", "enrich", "fix_e", "publish")
+}
+NS_DATASETS = {ds(name) for name in "abcdefghs"}
+
+
+def test_every_node_of_the_namespace_and_the_edges_between_them(model: EventStore) -> None:
+    result = namespace_lineage(model, "ns", LineageQuery("namespace:ns", depth=1))
+    assert result.root == "namespace:ns"
+    assert set(result.nodes) >= NS_DATASETS | NS_JOBS
+    assert edges(result) >= UPSTREAM_OF_D | DOWNSTREAM_OF_D
+    assert (ds("b"), job("audit")) in edges(result)
+    assert not result.truncated
+
+
+def test_a_namespace_of_one_symlinked_name_reaches_its_neighbours(model: EventStore) -> None:
+    result = namespace_lineage(model, "warehouse", LineageQuery("namespace:warehouse", depth=1))
+    assert ds("a") in result.nodes  # warehouse:public.a is merged into ns:a
+    assert {(job("load"), ds("a")), (ds("a"), job("extract"))} <= edges(result)
+
+
+def test_condensed_as_of_and_limit(model: EventStore) -> None:
+    condensed = namespace_lineage(model, "ns", LineageQuery("namespace:ns", depth=1, include_processes=False))
+    assert {n.kind for n in condensed.nodes.values()} == {"dataset"}
+    assert (ds("b"), ds("d")) in edges(condensed)
+    day1 = namespace_lineage(
+        model, "ns", LineageQuery("namespace:ns", depth=1, as_of=f"{DAY1}T23:00:00.0000000Z")
+    )
+    assert ds("c") not in day1.nodes and job("report") not in day1.nodes
+    assert ds("b") in day1.nodes
+    capped = namespace_lineage(model, "ns", LineageQuery("namespace:ns", depth=1, limit=3))
+    assert len(capped.nodes) <= 3 and capped.truncated
+
+
+def test_unknown_namespace(model: EventStore) -> None:
+    with pytest.raises(NotFound):
+        namespace_lineage(model, "nowhere", LineageQuery("namespace:nowhere"))
+
+
+def test_over_http(model: EventStore) -> None:
+    with TestClient(create_app(Settings(database_url=model.url), model)) as client:
+        answer = client.get(
+            "/api/warehouse/v1/lineage/downstream", params={"nodeId": "namespace:ns", "depth": 1}
+        )
+        assert answer.status_code == 200
+        assert answer.json()["nodeID"] == "namespace:ns"
+        assert {v["nodeID"] for v in answer.json()["vertices"]} >= NS_DATASETS
+        missing = client.get("/api/warehouse/v1/lineage/end-to-end", params={"nodeId": "namespace:nowhere"})
+        assert missing.status_code == 404

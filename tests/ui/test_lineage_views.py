@@ -155,3 +155,38 @@ def test_a_server_with_read_keys_asks_for_one(browser: Any, keyed_server: LiveSe
     finally:
         context.close()
     assert not watch.problems(), watch.problems()
+
+
+def test_group_folds_the_tasks_of_a_dag_into_one_node(page: Any, ui_server: LiveServer) -> None:
+    page.goto(ui_server.url + "/lineage?node=dataset:bigquery:acme-analytics.marts.fct_orders&depth=2")
+    tasks = page.locator('.node[data-id^="job:airflow-prod:daily_pipeline."]')
+    tasks.first.wait_for()
+    folded = tasks.count()
+    assert folded >= 2
+    page.get_by_role("button", name="Group").click()
+    dag = node(page, "group:job:airflow-prod:daily_pipeline")
+    dag.wait_for()
+    assert tasks.count() == 0
+    assert f"{folded} jobs" in (dag.text_content() or "")
+    page.get_by_role("button", name="Fit").click()
+    dag.click()
+    side = page.get_by_role("complementary", name="Selected node")
+    side.get_by_role("button", name=f"Show its {folded} jobs").click()
+    expect(tasks).to_have_count(folded)
+    assert "group=1" in page.url and "open=job%3Aairflow-prod%3Adaily_pipeline" in page.url
+    shot(page, "lineage-grouped")
+
+
+def test_a_whole_namespace_as_one_graph(page: Any, ui_server: LiveServer) -> None:
+    page.goto(ui_server.url + "/namespaces/shop")
+    page.get_by_role("link", name="Lineage of the whole namespace").click()
+    page.wait_for_url(re.compile(r"node=namespace%3Ashop"))
+    node(page, CLEAN_ID).wait_for()
+    ids = set(page.locator(".node").evaluate_all("nodes => nodes.map(n => n.dataset.id)"))
+    assert ids == {
+        CLEAN_ID,
+        f"dataset:shop:{RAW}",
+        f"dataset:shop:{REVENUE}",
+        f"job:shop:{CLEAN_JOB}",
+        f"job:shop:{REPORT_JOB}",
+    }

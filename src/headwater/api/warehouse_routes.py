@@ -48,7 +48,9 @@ def get_lineage(
     """`scope`: end-to-end, upstream, downstream, ultimate-source, ultimate-destination or
     vertical. `nodeId`: a dataset, job or dataset field (`datasetField:…` answers at column
     level); `includeProcesses=false` leaves jobs out and joins their inputs to their outputs with
-    `condensed` edges; `depth` (jobs, or transformations for fields; default 20), `limit` (nodes,
+    `condensed` edges. `nodeId` may also be a whole namespace (`namespace:{name}`): every
+    dataset and job in it, and what is `depth` jobs away from them. `depth` (jobs, or
+    transformations for fields; default 20), `limit` (nodes,
     default 500), `asOf` (ISO 8601). Answer: `{vertices, edges, truncated, expandable}`."""
     if scope not in SCOPES:
         raise NotFound(f"scope '{scope}' is none of {', '.join(SCOPES)}")
@@ -58,7 +60,9 @@ def get_lineage(
     store = _store(request)
     result: LineageResult
     with store.snapshot():
-        if scope in HORIZONTAL:
+        if scope in HORIZONTAL and query.node_id.startswith("namespace:"):
+            result = lineage_query.namespace_lineage(store, query.node_id.removeprefix("namespace:"), query)
+        elif scope in HORIZONTAL:
             result = lineage_query.lineage(store, query)
         elif scope == "vertical":
             result = vertical_query.vertical(store, query.node_id, as_of=query.as_of, limit=query.limit)

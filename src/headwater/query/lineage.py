@@ -164,9 +164,9 @@ class _Walk:
         return found
 
     def run(self) -> LineageResult:
-        root = self.root.canonical_id
-        frontiers: dict[Direction, list[str]] = {d: [root] for d in _directions(self.query.direction)}
-        seen: dict[Direction, set[str]] = {d: {root} for d in frontiers}
+        starts = list(self.included)  # the root (a namespace's walk starts from many)
+        frontiers: dict[Direction, list[str]] = {d: list(starts) for d in _directions(self.query.direction)}
+        seen: dict[Direction, set[str]] = {d: set(starts) for d in frontiers}
         for _ in range(self.levels()):
             for direction in list(frontiers):
                 frontiers[direction] = self.step(frontiers[direction], direction, seen[direction])
@@ -236,6 +236,45 @@ def lineage(store: EventStore, query: LineageQuery) -> LineageResult:
         return column_lineage(store, query)
     query = _pinned(store, node, query)
     return _Walk(store, query, resolve(store, query.node_id, query.as_of)).run()
+
+
+# -- a whole namespace as one graph ------------------------------------------------------------
+class _NamespaceWalk(_Walk):
+    """A walk whose first level is the namespace's nodes."""
+
+    def __init__(self, store: EventStore, query: LineageQuery, roots: list[GraphNode]) -> None:
+        super().__init__(store, query, roots[0])
+        self.included = dict.fromkeys(dict.fromkeys(r.canonical_id for r in roots), False)
+
+    def levels(self) -> int:
+        return max(1, self.query.depth if not self.query.include_processes else 2 * self.query.depth)
+
+
+def namespace_lineage(store: EventStore, namespace: str, query: LineageQuery) -> LineageResult:
+    """The datasets and jobs of `namespace` (as they stood at `query.as_of`; only its datasets in
+    the condensed view), the edges between them and what is `query.depth` jobs beyond them (at
+    least their direct neighbours), at most `query.limit` nodes; 404 for an unknown namespace."""
+    if store.get_namespace(namespace) is None:
+        raise NotFound(f"namespace '{namespace}' not found")
+    ids = [
+        f"dataset:{namespace}:{d.name}" for d in store.list_datasets(namespace, limit=query.limit, offset=0)
+    ]
+    if query.include_processes:
+        jobs = store.list_jobs(namespace=namespace, states=None, limit=query.limit, offset=0)
+        ids += [f"job:{namespace}:{j.name}" for j in jobs]
+    found = store.graph_nodes(ids)
+    roots = [
+        node
+        for node in (found[i] for i in ids if i in found)
+        if query.as_of is None or node.created_at <= query.as_of
+    ]
+    if not roots:
+        return LineageResult(f"namespace:{namespace}", as_of=query.as_of)
+    truncated = len(roots) > query.limit
+    result = _NamespaceWalk(store, query, roots[: query.limit]).run()
+    result.root = f"namespace:{namespace}"
+    result.truncated = result.truncated or truncated
+    return result
 
 
 # -- column lineage ------------------------------------------------------------------------------

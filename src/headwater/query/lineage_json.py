@@ -189,6 +189,8 @@ def _properties(node: LineageNode) -> dict[str, Any]:
         properties["currentVersion"] = row.version
         if row.kind == "job":
             properties["latestRunState"] = row.state
+            if row.parent:
+                properties["parentJob"] = row.parent
         elif row.source:
             properties["sourceName"] = row.source
     if node.distance is not None:

@@ -35,6 +35,7 @@ class GraphNode:
     source: str | None = None  # a dataset's source name
     state: str | None = None  # a job's latest run state
     state_time: str | None = None
+    parent: str | None = None  # a job's parent job (the first by id when it has several)
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,11 @@ class GraphSql(SqlReads):
             rows = self._chunked(cur, query, jobs)
             query = "SELECT run_id, state, state_time FROM runs WHERE run_id IN ({marks})"
             states = {r[0]: (r[1], r[2]) for r in self._chunked(cur, query, [r[6] for r in rows if r[6]])}
+            query = (
+                "SELECT child_node_id, MIN(parent_node_id) FROM job_parents "
+                "WHERE child_node_id IN ({marks}) GROUP BY child_node_id"
+            )
+            parents = dict(self._chunked(cur, query, [r[0] for r in rows])) if rows else {}
             for row in rows:
                 state, state_time = states.get(row[6], (None, None))
                 found[row[0]] = GraphNode(
@@ -89,6 +94,7 @@ class GraphSql(SqlReads):
                     version=row[5],
                     state=state,
                     state_time=state_time,
+                    parent=parents.get(row[0]),
                 )
         return found
 

@@ -2,6 +2,7 @@
 // add to it), read from the warehouse API (datasets and jobs) or the column-lineage API (fields),
 // with the walks the page needs (reachability, paths between two nodes, the diff of two times).
 import {get, paths} from "../api.js";
+import {parseNodeId} from "../dom.js";
 
 export const LIMIT = 500;
 export const SCOPES = {both: "end-to-end", upstream: "upstream", downstream: "downstream"};
@@ -168,7 +169,50 @@ export function diffModels(before, after) {
 /** The part of `model` to draw: without the nodes whose namespace or kind is hidden. */
 export function visible(model, hidden) {
   if (!hidden.size) return model;
-  const byId = new Map([...model.byId].filter(([, n]) => !hidden.has(`ns:${n.namespace}`) && !hidden.has(`kind:${n.kind}`)));
-  const edges = model.edges.filter((e) => byId.has(e.source) && byId.has(e.target));
-  return {byId, nodes: [...byId.values()], edges};
+  const out = derived(model);
+  for (const node of model.byId.values()) {
+    if (!hidden.has(`ns:${node.namespace}`) && !hidden.has(`kind:${node.kind}`)) out.byId.set(node.id, node);
+  }
+  for (const [key, edge] of model.edgeMap) {
+    if (out.byId.has(edge.source) && out.byId.has(edge.target)) out.edgeMap.set(key, edge);
+  }
+  return out;
+}
+
+function derived(model) {
+  const out = new Model();
+  out.root = model.root;
+  out.truncated = model.truncated;
+  return out;
+}
+
+const STATE_ORDER = ["FAILED", "ABORTED", "RUNNING", "NEW", "COMPLETED"];
+
+/** `model` with the jobs of each parent job (an Airflow DAG's tasks) folded into one node, but
+ * for the parents in `open`; a parent folds when two or more of its jobs are in the graph. */
+export function grouped(model, open) {
+  const children = new Map();
+  for (const node of model.byId.values()) {
+    const parent = node.kind === "job" && node.properties && node.properties.parentJob;
+    if (parent && !open.has(parent)) (children.get(parent) || children.set(parent, []).get(parent)).push(node);
+  }
+  const into = new Map(); // job id → its group's id
+  const out = derived(model);
+  for (const [parent, jobs] of children) {
+    if (jobs.length < 2) continue;
+    const id = `group:${parent}`;
+    const {namespace, name} = parseNodeId(parent);
+    out.byId.set(id, {id, kind: "job", group: true, parent, name, namespace, sub: `${jobs.length} jobs · ${namespace}`,
+      state: STATE_ORDER.find((state) => jobs.some((job) => job.state === state)) || null,
+      members: jobs, root: jobs.some((job) => job.root), expandable: false, properties: {namespace, name}});
+    for (const job of jobs) into.set(job.id, id);
+  }
+  if (!into.size) return model;
+  for (const node of model.byId.values()) if (!into.has(node.id)) out.byId.set(node.id, node);
+  for (const edge of model.edgeMap.values()) {
+    const source = into.get(edge.source) || edge.source;
+    const target = into.get(edge.target) || edge.target;
+    if (source !== target) out.addEdge({...edge, source, target});
+  }
+  return out;
 }

@@ -104,6 +104,10 @@ export class GraphView {
       role: "button", "aria-label": `${node.kind} ${node.name} in ${node.namespace}`, dataset: {id: node.id}});
     const diffNote = node.diff ? `\n${{added: "added", removed: "removed", changed: "its edges changed"}[node.diff]} since the earlier time` : "";
     g.append(s("title", null, `${node.name}\n${node.namespace}${diffNote}`));
+    if (node.group) { // a stack of jobs
+      g.append(s("rect", {class: "box", x: 6, y: -6, width: place.width, height: place.height, rx: 6}));
+      g.append(s("rect", {class: "box", x: 3, y: -3, width: place.width, height: place.height, rx: 6}));
+    }
     g.append(s("rect", {class: "box", width: place.width, height: place.height, rx: 6}));
     g.append(s("rect", {class: "bar", width: 5, height: place.height, rx: 2}));
     const room = place.width - (node.state ? 44 : 24);

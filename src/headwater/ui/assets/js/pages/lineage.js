@@ -3,8 +3,8 @@
 // ultimate sources and destinations, export. Every view setting lives in the URL.
 import {get, paths} from "../api.js";
 import {updateQuery} from "../app.js";
-import {badge, clear, download, empty, fmtTime, h, kv, link, lineageHref, nodeHref, setTitle} from "../dom.js";
-import {diffModels, fetchInto, LIMIT, Model, SCOPES, sideOf, visible} from "../graph/model.js";
+import {badge, clear, download, empty, fmtTime, h, kv, link, lineageHref, namespaceHref, nodeHref, setTitle} from "../dom.js";
+import {diffModels, fetchInto, grouped, LIMIT, Model, SCOPES, sideOf, visible} from "../graph/model.js";
 import {GraphView} from "../graph/view.js";
 
 function readSettings(params) {
@@ -21,6 +21,8 @@ function readSettings(params) {
     only: params.get("only") === "1",
     compare: params.get("compare") || "",
     hide: params.getAll("hide"),
+    group: params.get("group") === "1",
+    open: params.getAll("open"),
   };
 }
 
@@ -37,6 +39,8 @@ function writeSettings(settings) {
   if (settings.only) params.set("only", "1");
   if (settings.compare) params.set("compare", settings.compare);
   for (const key of settings.hide) params.append("hide", key);
+  if (settings.group) params.set("group", "1");
+  for (const id of settings.open) params.append("open", id);
   updateQuery(params);
 }
 
@@ -86,7 +90,10 @@ function toolbar(settings, apply, view, model) {
     h("label", null, "Depth", depth), direction,
     toggle("Jobs", settings.jobs && !settings.columns, () => apply({jobs: !settings.jobs}),
       "Show jobs, or join datasets directly (condensed view)", settings.columns),
-    toggle("Columns", settings.columns, () => apply({columns: !settings.columns}), "Column-level lineage: fields and their edges"),
+    toggle("Columns", settings.columns, () => apply({columns: !settings.columns}), "Column-level lineage: fields and their edges",
+      settings.node.startsWith("namespace:")),
+    toggle("Group", settings.group && !settings.columns, () => apply({group: !settings.group, open: []}),
+      "Fold the jobs of each parent job (an Airflow DAG's tasks) into one node", settings.columns),
     h("label", null, "As of", asOf, h("span", {class: "muted"}, "UTC")),
     settings.asOf ? h("button", {type: "button", onclick: () => apply({asOf: ""})}, "Now") : null,
     h("label", null, "Compare with", compare),
@@ -122,7 +129,8 @@ export async function render(main, _parts, params) {
   }
   const rootNode = model.byId.get(model.root);
   if (rootNode) rootNode.root = true;
-  setTitle(`Lineage of ${rootNode ? rootNode.name : settings.node}`);
+  const namespaceView = settings.node.startsWith("namespace:") ? settings.node.slice(10) : null;
+  setTitle(`Lineage of ${rootNode ? rootNode.name : namespaceView || settings.node}`);
 
   const side = h("aside", {class: "side", "aria-label": "Selected node", "aria-live": "polite"});
   const status = h("div", {class: "status", role: "status"});
@@ -136,7 +144,7 @@ export async function render(main, _parts, params) {
   });
   const apply = (change) => {
     Object.assign(settings, change);
-    if (Object.keys(change).every((key) => key === "hide")) { // the same graph, fewer nodes: no new request
+    if (Object.keys(change).every((key) => ["hide", "group", "open"].includes(key))) { // the same graph: no request
       writeSettings(settings);
       redraw();
       return;
@@ -150,7 +158,8 @@ export async function render(main, _parts, params) {
   const {controls, outputs} = toolbar(settings, apply, view, model);
   layoutEl.firstChild.append(
     h("div", {class: "toolbar"}, h("span", {class: "title"}, rootNode ? [badge(rootNode.kind === "job" ? "job" : "dataset"), " ",
-      link(nodeHref(model.root) || "#", rootNode.name)] : settings.node),
+      link(nodeHref(model.root) || "#", rootNode.name)]
+      : namespaceView ? [badge("namespace"), " ", link(namespaceHref(namespaceView), namespaceView)] : settings.node),
     settings.asOf ? h("span", {class: "badge state-RUNNING"}, `as of ${fmtTime(settings.asOf)}`) : null,
     settings.columns ? h("span", {class: "legend"}, h("span", null, h("i"), "direct"), h("span", null, h("i", {class: "indirect"}), "indirect")) : null,
     changes ? h("span", {class: "legend", role: "status", "aria-label": "Changes"}, `since ${fmtTime(settings.compare)}: `,
@@ -163,8 +172,11 @@ export async function render(main, _parts, params) {
     h("button", {type: "button", "aria-label": "Zoom to the selected node", onclick: () => view.zoomTo(settings.select || model.root)}, "◎")));
 
   let field = null;
+  let drawn = model; // what is on screen: the model filtered, and folded by parent job
   function redraw() {
-    const ms = view.draw(visible(model, new Set(settings.hide)));
+    drawn = visible(model, new Set(settings.hide));
+    if (settings.group && !settings.columns) drawn = grouped(drawn, new Set(settings.open));
+    const ms = view.draw(drawn);
     const total = performance.now() - started;
     canvas.dataset.nodes = String(model.byId.size);
     canvas.dataset.drawnMs = total.toFixed(0);
@@ -173,13 +185,13 @@ export async function render(main, _parts, params) {
     refreshSelection();
   }
   function refreshSelection() {
-    const chosen = [settings.select, settings.path].filter((id) => id && model.byId.has(id));
+    const chosen = [settings.select, settings.path].filter((id) => id && drawn.byId.has(id));
     view.select(chosen, field);
     if (chosen.length === 2) {
-      const {nodes, edges} = model.between(chosen[0], chosen[1]);
+      const {nodes, edges} = drawn.between(chosen[0], chosen[1]);
       view.highlight(nodes.size ? nodes : new Set(chosen), edges, {hideOthers: settings.only});
     } else if (chosen.length === 1 && settings.columns && field) {
-      const edges = new Set(model.edges.filter((e) => (e.target === chosen[0] && e.targetField === field)
+      const edges = new Set(drawn.edges.filter((e) => (e.target === chosen[0] && e.targetField === field)
         || (e.source === chosen[0] && e.sourceField === field)).map((e) => `${e.source}>${e.target}`));
       view.highlight(null, edges);
     } else {
@@ -213,7 +225,16 @@ export async function render(main, _parts, params) {
         ["Capped", model.truncated ? "yes: expand the nodes marked +" : "no"]]));
       return;
     }
-    const node = model.byId.get(chosen[0]);
+    const node = drawn.byId.get(chosen[0]);
+    if (node.group) {
+      side.append(h("div", {class: "crumbs"}, "jobs of ", node.namespace), h("h2", null, node.name),
+        h("div", {class: "actions"}, link(nodeHref(node.parent) || "#", "Open the parent job", {class: "button"}),
+          h("button", {type: "button", class: "primary", onclick: () => apply({open: [...settings.open, node.parent]})},
+            `Show its ${node.members.length} jobs`)),
+        h("ul", null, node.members.map((job) => h("li", null, link(nodeHref(job.id, job.namespace, job.name) || "#", job.name),
+          " ", job.state ? badge(job.state) : null))));
+      return;
+    }
     const p = node.properties || {};
     const href = nodeHref(node.id, p.namespace, p.name);
     side.append(h("div", {class: "crumbs"}, node.kind, " in ", node.namespace), h("h2", null, node.name),
@@ -221,7 +242,10 @@ export async function render(main, _parts, params) {
         node.id !== model.root ? link(lineageHref(node.id, {depth: settings.depth, jobs: settings.jobs ? null : 0,
           columns: settings.columns ? 1 : null, asOf: settings.asOf}), "Centre here", {class: "button"}) : null,
         link(`/impact?node=${encodeURIComponent(node.id)}`, "Impact", {class: "button"}),
-        node.expandable ? h("button", {type: "button", onclick: () => expand(node.id).catch(showError)}, "Expand") : null),
+        node.expandable ? h("button", {type: "button", onclick: () => expand(node.id).catch(showError)}, "Expand") : null,
+        settings.group && p.parentJob && settings.open.includes(p.parentJob)
+          ? h("button", {type: "button", onclick: () => apply({open: settings.open.filter((id) => id !== p.parentJob)})},
+            "Fold into its parent") : null),
       kv([["Latest run", node.state ? badge(node.state) : null], ["Source", p.sourceName],
         ["Created", p.createdAt && fmtTime(p.createdAt)], ["Updated", p.updatedAt && fmtTime(p.updatedAt)]]));
     if (field) {
@@ -233,8 +257,8 @@ export async function render(main, _parts, params) {
         h("h3", null, "Feeds"), outputs.length ? h("ul", null, outputs.map((e) => h("li", null, e.label))) : empty("Nothing downstream."));
     }
     if (chosen.length === 2) {
-      const other = model.byId.get(chosen[1]);
-      const {nodes} = model.between(chosen[0], chosen[1]);
+      const other = drawn.byId.get(chosen[1]);
+      const {nodes} = drawn.between(chosen[0], chosen[1]);
       side.append(h("h3", null, "Path"), h("p", null, nodes.size ? `${nodes.size} nodes on the paths between this node and ${other.name}.`
         : `No directed path between this node and ${other.name}.`),
       h("div", {class: "actions"}, h("button", {type: "button", "aria-pressed": String(settings.only),

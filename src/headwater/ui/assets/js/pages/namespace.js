@@ -1,6 +1,6 @@
 // A namespace: its datasets and its jobs (with each job's latest run).
 import {get} from "../api.js";
-import {badge, datasetHref, empty, fmtTime, h, jobHref, link, setTitle, table} from "../dom.js";
+import {badge, datasetHref, empty, fmtTime, h, jobHref, lineageHref, link, setTitle, table} from "../dom.js";
 
 export async function render(main, [namespace]) {
   setTitle(namespace);
@@ -10,7 +10,9 @@ export async function render(main, [namespace]) {
     get(`/api/v1/namespaces/${enc}/jobs`, {limit: 500}),
   ]);
   main.append(h("div", {class: "page-head"}, h("div", null, h("div", {class: "crumbs"}, "Namespace"),
-    h("h1", null, namespace), h("p", {class: "muted"}, `${datasets.totalCount} datasets · ${jobs.totalCount} jobs`))));
+    h("h1", null, namespace), h("p", {class: "muted"}, `${datasets.totalCount} datasets · ${jobs.totalCount} jobs`)),
+  h("div", {class: "actions"}, link(lineageHref(`namespace:${namespace}`, {depth: 1}), "Lineage of the whole namespace",
+    {class: "button primary"}))));
   main.append(h("div", {class: "grid"},
     h("section", {class: "card"}, h("h2", null, "Datasets"), datasets.datasets.length
       ? table(["Name", "Fields", "Updated"], datasets.datasets.map((d) => [
