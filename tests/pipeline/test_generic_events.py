@@ -1,5 +1,6 @@
 """Generic events beside the Spark pipeline: a rebuild keeps their browse ids, and they add nothing
-to the OpenLineage model (folding them into the graph is still to come)."""
+to the OpenLineage model; the datasets and jobs the pipeline publishes become elements whose ids a
+rebuild keeps too."""
 
 from __future__ import annotations
 
@@ -58,12 +59,27 @@ def test_a_rebuild_keeps_browse_ids_and_the_model_ignores_generic_events(
     pipeline.run_once()
     model = dump(store)
     assert [row[1:3] for row in model["jobs"]] == [("demo", "load_orders")]
+    published = browse(store)
+    assert published[1:] == before[1:]
+    elements = published[0]
+    assert isinstance(elements, list) and elements[:3] == before[0]
+    assert [(e.type, e.description) for e in elements[3:]] == [
+        ("dataset", "warehouse:public.orders"),
+        ("job", "demo:load_orders"),
+    ]
+    assert elements[3].id > elements[2].id
+    g = generic_store(store)
+    runs = g.list_generic_events(
+        event_type=None, element_id=elements[3].id, tag_id=None, after=None, before=None, limit=9, offset=0
+    )
+    assert [(e.id, e.type) for e in runs] == [(1, "COMPLETE")]
+
     pipeline.rebuild()
     assert dump(store) == model
-    assert browse(store) == before
+    assert browse(store) == published
 
     reopened = open_store(store.url)  # a restart: same ids
     try:
-        assert browse(reopened) == before
+        assert browse(reopened) == published
     finally:
         reopened.close()

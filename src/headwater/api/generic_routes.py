@@ -112,7 +112,8 @@ def list_elements(
     offset: str | None = None,
 ) -> JSONResponse:
     """`[{id, type, description}]` by id, of one `element_type` (or `type`) or all; `limit`
-    (default 100, at most 1000) from `offset`."""
+    (default 100, at most 1000) from `offset`. `element_type=dataset` or `job`: OpenLineage
+    datasets and jobs (description `{namespace}:{name}`), once the pipeline has published them."""
     return JSONResponse(generic.elements(_store(request), element_type or type, limit, offset))
 
 
@@ -122,7 +123,8 @@ def get_element(
 ) -> JSONResponse:
     """`{id, type, description, events: [{id, description, timestamp, type}], tags: {key: value}}`:
     the events newest first (`limit`, `offset`), and for each tag key the value of the most
-    recently received event that set it."""
+    recently received event that set it. A dataset's or job's events include the run events of
+    the runs that read, wrote or ran it (`type` the eventType, `timestamp` the eventTime)."""
     return JSONResponse(generic.element(_store(request), element_id, limit, offset))
 
 

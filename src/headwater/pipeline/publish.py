@@ -7,8 +7,9 @@
    next start.
 2. `merge_facts()` runs in one store transaction: every staged table is merged into its model table
    by its rule (insert once, keep the earliest/latest, replace a run's rows), the job versions
-   are recounted from their runs, the checkpoint advances, and staging is emptied. Either all of
-   a batch is in the model with its checkpoint, or none of it is.
+   are recounted from their runs, new datasets and jobs get their browse (element) ids, the
+   checkpoint advances, and staging is emptied. Either all of a batch is in the model with its
+   checkpoint, or none of it is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pyspark.sql import functions as F
 from headwater.pipeline.locks import PipelineBusy
 from headwater.pipeline.source import connect
 from headwater.store.base import EventStore
+from headwater.store.generic_sql import number_model_elements
 
 log = logging.getLogger(__name__)
 _CHUNK = 5_000
@@ -418,6 +420,7 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
                 graph_changed = True
         _recount_job_versions(store, cur)
         _recount_dataset_versions(cur)
+        number_model_elements(cur, "stage_datasets", "stage_jobs")  # browse ids on first sight
         graph_checkpoint = state[1]
         if not graph_changed and graph_checkpoint == checkpoint_from:
             graph_checkpoint = checkpoint_to

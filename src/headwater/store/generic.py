@@ -3,7 +3,8 @@
 Appending a generic event writes the event store row (kind `generic`) and the browse tables
 (elements, tags, links) in one durable transaction, so every read after the write sees it.
 Ids are positive integers that never change: an event's is its seq, elements and tags number
-themselves in the order they are first seen.
+themselves in the order they are first seen. OpenLineage datasets and jobs are elements too
+(numbered when the pipeline first publishes them, in the same sequence).
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ class GenericStore(ABC):
         event_id is stored already (a resend with the same client id) answers its existing id."""
 
     @abstractmethod
+    def number_published_elements(self) -> None:
+        """Give every published OpenLineage dataset and job its element id, once (what migration
+        0007 did for a store published before it; the pipeline numbers new ones as it publishes)."""
+
+    @abstractmethod
     def element_types(self) -> list[str]:
         """The types of the elements of stored events, sorted."""
 
@@ -98,11 +104,14 @@ class GenericStore(ABC):
         offset: int,
     ) -> list[GenericEventRow]:
         """Events newest first (by receive order): of a type, naming an element, carrying a tag
-        (on the event or on one of its elements), received in [after, before]."""
+        (on the event or on one of its elements), received in [after, before]. The events of an
+        OpenLineage dataset or job element include the run events of the runs that read, wrote
+        or ran it (type the eventType, time the eventTime, which `after`/`before` bound)."""
 
     @abstractmethod
     def get_generic_event(self, event_id: int) -> GenericEventDetail | None:
-        """One event with its elements (and their tags in it) and its tags."""
+        """One event with its elements (and their tags in it) and its tags; an OpenLineage run
+        event answers with its run's job and datasets as elements."""
 
     @abstractmethod
     def list_generic_tags(self, *, key: str | None, limit: int, offset: int) -> list[GenericTagRow]:

@@ -1,5 +1,7 @@
 """Generic events in SQL, for both backends: the event store row and the browse rows, written in
-one transaction; the browse reads (elements, events, tags)."""
+one transaction; the browse reads (elements, events, tags). OpenLineage datasets and jobs are
+elements too (type `dataset` / `job`, numbered when the pipeline first publishes them): their
+events are the events of the runs that read, wrote or ran them."""
 
 from __future__ import annotations
 
@@ -26,10 +28,32 @@ _INSERT_EVENT = (
 )
 _PAIRS = 250  # (a, b) pairs per lookup: 500 parameters
 _EVENT_COLUMNS = "e.id, e.type, e.description, e.received_at"
+# the runs behind an OpenLineage element, by its type: the runs that read or wrote a dataset, of a job
+_MODEL_RUNS = {
+    "dataset": "SELECT run_id FROM run_io WHERE node_id = ?",
+    "job": "SELECT run_id FROM runs WHERE job_node_id = ?",
+}
+_FILTERS = {"type": "{type} = ?", "after": "{time} >= ?", "before": "{time} <= ?"}
+# an OpenLineage run event as a browse event: {id: seq, type: eventType, description, timestamp: eventTime}
+_RUN_EVENT_COLUMNS = (
+    "o.seq, o.event_type, 'run ' || o.run_id || ' of ' || o.job_namespace || ':' || o.job_name, o.event_time"
+)
 
 
 def _event_row(row: Sequence[Any]) -> GenericEventRow:
     return GenericEventRow(int(row[0]), row[1], row[2], row[3])
+
+
+def number_model_elements(cur: Any, datasets: str, jobs: str) -> None:
+    """Give the datasets and jobs of two tables shaped like the model's (the model's own, or the
+    pipeline's staged batch) their element rows, once: type `dataset` / `job`, description
+    `{namespace}:{name}`. Rows are never removed, so ids survive `pipeline rebuild`."""
+    for kind, table in (("dataset", datasets), ("job", jobs)):
+        cur.execute(
+            f"INSERT INTO generic_elements (type, description) SELECT DISTINCT '{kind}', "
+            f"namespace || ':' || name FROM {table} WHERE true ORDER BY 2 "
+            "ON CONFLICT (type, description) DO NOTHING"
+        )
 
 
 class GenericSql(SqlReads, GenericStore):
@@ -96,7 +120,10 @@ class GenericSql(SqlReads, GenericStore):
         look(wanted)
         missing = [pair for pair in wanted if pair not in found]
         if missing:
-            cur.executemany(self._sql(f"INSERT INTO {table} ({a}, {b}) VALUES (?, ?)"), missing)
+            cur.executemany(
+                self._sql(f"INSERT INTO {table} ({a}, {b}) VALUES (?, ?) ON CONFLICT ({a}, {b}) DO NOTHING"),
+                missing,
+            )
             look(missing)
         return found
 
@@ -167,6 +194,10 @@ class GenericSql(SqlReads, GenericStore):
                 [(element_id, key, tag_id, seq) for (element_id, key), (tag_id, seq) in latest.items()],
             )
 
+    def number_published_elements(self) -> None:
+        with self._writing() as cur:
+            number_model_elements(cur, "datasets", "jobs")
+
     # -- reading ---------------------------------------------------------------------------------
     def element_types(self) -> list[str]:
         with self._reading() as cur:
@@ -221,19 +252,39 @@ class GenericSql(SqlReads, GenericStore):
                 "UNION SELECT event_id FROM generic_element_tags WHERE tag_id = ?)"
             )
             params += [tag_id, tag_id]
-        for clause, value in (
-            ("e.type = ?", event_type),
-            ("e.received_at >= ?", after),
-            ("e.received_at <= ?", before),
-        ):
+        filters = (("type", event_type), ("after", after), ("before", before))
+        for name, value in filters:
             if value is not None:
-                clauses.append(clause)
+                clauses.append(_FILTERS[name].format(time="e.received_at", type="e.type"))
                 params.append(value)
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        query = f"SELECT {_EVENT_COLUMNS} FROM {source}{where} ORDER BY e.id DESC LIMIT ? OFFSET ?"
+        query = f"SELECT {_EVENT_COLUMNS} FROM {source}{where}"
         with self._reading() as cur:
+            runs = self._model_runs(cur, element_id) if element_id is not None else None
+            if runs is not None:  # an OpenLineage dataset or job: its runs' events as well
+                run_query, node_id = runs
+                run_clauses = [f"o.run_id IN ({run_query})"]
+                params.append(node_id)
+                for name, value in filters:
+                    if value is not None:
+                        run_clauses.append(_FILTERS[name].format(time="o.event_time", type="o.event_type"))
+                        params.append(value)
+                query = (
+                    f"SELECT * FROM ({query} UNION ALL SELECT {_RUN_EVENT_COLUMNS} FROM events o "
+                    f"WHERE {' AND '.join(run_clauses)}) u ORDER BY 1 DESC LIMIT ? OFFSET ?"
+                )
+            else:
+                query += " ORDER BY e.id DESC LIMIT ? OFFSET ?"
             cur.execute(self._sql(query), [*params, limit, offset])
             return [_event_row(row) for row in cur.fetchall()]
+
+    def _model_runs(self, cur: Any, element_id: int) -> tuple[str, str] | None:
+        """(query of the run ids, its node id) when the element is an OpenLineage dataset or job."""
+        cur.execute(self._sql("SELECT type, description FROM generic_elements WHERE id = ?"), (element_id,))
+        row = cur.fetchone()
+        if row is None or row[0] not in _MODEL_RUNS:
+            return None
+        return _MODEL_RUNS[row[0]], f"{row[0]}:{row[1]}"
 
     def get_generic_event(self, event_id: int) -> GenericEventDetail | None:
         with self.snapshot(), self._reading() as cur:
@@ -242,7 +293,7 @@ class GenericSql(SqlReads, GenericStore):
             )
             row = cur.fetchone()
             if row is None:
-                return None
+                return self._run_event(cur, event_id)
             cur.execute(
                 self._sql(
                     "SELECT el.id, el.type, el.description FROM generic_event_elements x "
@@ -275,6 +326,32 @@ class GenericSql(SqlReads, GenericStore):
             tuple(EventElement(el, tuple(element_tags.get(el.id, ()))) for el in elements),
             tags,
         )
+
+    def _run_event(self, cur: Any, seq: int) -> GenericEventDetail | None:
+        """An OpenLineage run event as an OpenLineage element's events list names it: its
+        elements are the run's job and the datasets the run read or wrote (once published)."""
+        cur.execute(
+            self._sql(
+                f"SELECT {_RUN_EVENT_COLUMNS}, o.job_namespace || ':' || o.job_name, o.run_id "
+                "FROM events o WHERE o.seq = ? AND o.kind = 'run'"
+            ),
+            (seq,),
+        )
+        row = cur.fetchone()
+        if row is None:
+            return None
+        cur.execute(
+            self._sql(
+                "SELECT el.id, el.type, el.description FROM generic_elements el "
+                "WHERE el.type = 'job' AND el.description = ? "
+                "UNION SELECT el.id, el.type, el.description FROM run_io r JOIN generic_elements el "
+                "ON el.type = 'dataset' AND el.description = substr(r.node_id, 9) WHERE r.run_id = ? "
+                "ORDER BY 1"
+            ),
+            (row[4], row[5]),
+        )
+        elements = tuple(EventElement(ElementRow(int(r[0]), r[1], r[2]), ()) for r in cur.fetchall())
+        return GenericEventDetail(_event_row(row), elements, ())
 
     def list_generic_tags(self, *, key: str | None, limit: int, offset: int) -> list[GenericTagRow]:
         where, params = (" WHERE key = ?", [key]) if key is not None else ("", [])
