@@ -1,0 +1,82 @@
+// One generic element: its type, its current tags (latest value per key), its events newest first
+// with the other elements of each as links, and its lineage graph when the pipeline has made it a node.
+import {get} from "../api.js";
+import {empty, h, kv, lineageHref, link, nodeHref, setTitle} from "../dom.js";
+import {OPENLINEAGE_TYPES, api, elementsHref, eventDetails, pager, sendHelp, typeLabel} from "../generic.js";
+
+const EVENTS = 20;
+const OPENED = 4; // events drawn with their elements at once (one request each); the others load when opened
+
+function whole(value) {
+  const n = Number.parseInt(value || "0", 10);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** The element's node id in the lineage graph when the server has one, else null. Asks only what answers
+ * 200: the node types (is `element` one yet?), then a name search of that type. */
+async function lineageNode(element) {
+  // an OpenLineage dataset or job is numbered as an element when the pipeline publishes it: a node already
+  if (OPENLINEAGE_TYPES.includes(element.type)) return `${element.type}:${element.description}`;
+  const nodeId = `element:${element.type}:${element.description}`;
+  try {
+    const types = await get("/api/warehouse/v1/types");
+    if (!types.nodeTypes.some((t) => t.name === "element")) return null;
+    const found = await get("/api/warehouse/v1/nodes", {type: "element", name: element.description, limit: 100});
+    return found.nodes.some((node) => node.nodeID === nodeId) ? nodeId : null;
+  } catch (error) {
+    console.warn("lineage lookup", error);
+    return null;
+  }
+}
+
+function tagsTable(tags) {
+  const keys = Object.keys(tags).sort();
+  if (!keys.length) return empty("No tags: none of its events gave it one.");
+  return h("div", {class: "table-wrap"}, h("table", {class: "el-table", "aria-label": "Current tags"},
+    h("thead", null, h("tr", null, h("th", {scope: "col"}, "Key"), h("th", {scope: "col"}, "Latest value"))),
+    h("tbody", null, keys.map((key) => h("tr", null,
+      h("td", null, link(elementsHref({key}), key, {class: "mono", title: `Every value of ${key}`})),
+      h("td", {class: "el-wrap mono"}, tags[key]))))));
+}
+
+export async function render(main, [id], params) {
+  const offset = whole(params.get("offset"));
+  const [element, nodeId] = await get(api.element(id), {limit: EVENTS + 1, offset})
+    .then((answer) => Promise.all([answer, lineageNode(answer)]));
+  setTitle(element.description);
+  const page = OPENLINEAGE_TYPES.includes(element.type) ? nodeHref(`${element.type}:${element.description}`) : null;
+  const events = element.events.slice(0, EVENTS);
+  const more = element.events.length > EVENTS;
+  const opened = await Promise.all(events.slice(0, OPENED).map((event) => get(api.event(event.id))));
+
+  main.append(h("div", {class: "page-head"},
+    h("div", null,
+      h("div", {class: "crumbs"}, "Element of type ", link(elementsHref({type: element.type}), element.type)),
+      h("h1", null, element.description)),
+    h("div", {class: "actions"},
+      nodeId ? link(lineageHref(nodeId), "Lineage", {class: "button primary"}) : null,
+      page ? link(page, element.type === "job" ? "Job page" : "Dataset page", {class: "button"}) : null,
+      link(elementsHref({type: element.type}), `All ${element.type} elements`, {class: "button"}))));
+
+  main.append(h("div", {class: "grid el-pair"},
+    h("section", {class: "card", "aria-labelledby": "el-tags-h"},
+      h("h2", {id: "el-tags-h"}, "Current tags"),
+      h("p", {class: "muted el-hint"}, "The latest value of each key across its events."),
+      tagsTable(element.tags)),
+    h("section", {class: "card el-about", "aria-labelledby": "el-about-h"}, h("h2", {id: "el-about-h"}, "About"),
+      kv([["Type", typeLabel(element.type)], ["Description", element.description],
+        ["Id", h("span", {class: "mono"}, String(element.id))],
+        ["Events", offset || more ? `${events.length} shown from ${offset + 1}` : String(events.length)],
+        ["Lineage", nodeId ? link(lineageHref(nodeId), "Open its lineage graph")
+          : h("span", {class: "muted"}, "Not in the lineage graph (yet): the pipeline folds generic events into it.")]]))));
+
+  main.append(h("section", {class: "card", "aria-labelledby": "el-events-h"},
+    h("h2", {id: "el-events-h"}, "Events"),
+    h("p", {class: "muted el-hint"}, "Newest first, with the other elements of each event."),
+    events.length ? h("div", {class: "el-events", role: "list", "aria-label": "Events of this element"},
+      events.map((event, i) => h("div", {role: "listitem"},
+        eventDetails(event, {full: opened[i] || null, skip: element.id, open: i < OPENED}))))
+      : offset ? empty("No more events.") : sendHelp("No event names this element."),
+    pager("Events pages", offset, EVENTS, events.length, more,
+      (at) => `/elements/${element.id}${at ? `?offset=${at}` : ""}`)));
+}
