@@ -6,6 +6,7 @@ other element, reload and Back; at 1280x800 and on a 390-pixel-wide phone."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -192,6 +193,11 @@ def test_elements_pages_on_a_phone(browser: Any, ui_server: LiveServer, generic:
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the element page scrolls sideways ({width} px)"
         shot(page, "element-phone")
+        page.emulate_media(color_scheme="dark")
+        page.get_by_role("link", name=ENGINE).first.click()
+        page.wait_for_url(f"{ui_server.url}/elements/{generic[ENGINE]}")
+        expect(page.get_by_role("table", name="Current tags")).to_contain_text("RUNNING")
+        shot(page, "element-phone-dark")
     finally:
         context.close()
     assert not watch.problems(), "\n".join(watch.problems())
@@ -213,8 +219,25 @@ def test_an_openlineage_dataset_element_links_to_its_page_and_lineage(
     expect(page.get_by_role("link", name="Lineage", exact=True)).to_have_attribute(
         "href", re.compile(r"^/lineage\?node=dataset%3A")
     )
+    shot(page, "element-dataset")
     page.get_by_role("link", name="Dataset page").click()
     page.wait_for_url(re.compile(r"/datasets/"))
     expect(page.get_by_role("heading", level=1)).to_be_visible()
     page.go_back()
     expect(page.get_by_role("heading", name=description, level=1)).to_be_visible()
+
+
+def test_an_empty_server_teaches_how_to_send_a_generic_event(browser: Any, tmp_path: Path) -> None:
+    server = LiveServer(f"sqlite:///{tmp_path / 'empty.db'}")
+    context, page, watch = open_page(browser, server.url)
+    try:
+        page.goto(f"{server.url}/elements")
+        expect(page.get_by_role("heading", name="No generic events yet")).to_be_visible()
+        curl = page.locator(".el-curl")
+        expect(curl).to_contain_text(f"curl -X POST {server.url}/lineage/1/events")
+        expect(curl).to_contain_text('"type": "put model"')
+        shot(page, "elements-empty")
+    finally:
+        context.close()
+        server.stop()
+    assert not watch.problems(), "\n".join(watch.problems())

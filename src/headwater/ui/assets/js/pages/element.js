@@ -29,8 +29,11 @@ async function lineageNode(element) {
   }
 }
 
-function tagsTable(tags) {
+function tagsTable(tags, type) {
   const keys = Object.keys(tags).sort();
+  if (!keys.length && OPENLINEAGE_TYPES.includes(type)) {
+    return empty(`No tags: an OpenLineage ${type} has facets instead (on its ${type} page).`);
+  }
   if (!keys.length) return empty("No tags: none of its events gave it one.");
   return h("div", {class: "table-wrap"}, h("table", {class: "el-table", "aria-label": "Current tags"},
     h("thead", null, h("tr", null, h("th", {scope: "col"}, "Key"), h("th", {scope: "col"}, "Latest value"))),
@@ -62,11 +65,12 @@ export async function render(main, [id], params) {
     h("section", {class: "card", "aria-labelledby": "el-tags-h"},
       h("h2", {id: "el-tags-h"}, "Current tags"),
       h("p", {class: "muted el-hint"}, "The latest value of each key across its events."),
-      tagsTable(element.tags)),
+      tagsTable(element.tags, element.type)),
     h("section", {class: "card el-about", "aria-labelledby": "el-about-h"}, h("h2", {id: "el-about-h"}, "About"),
       kv([["Type", typeLabel(element.type)], ["Description", element.description],
         ["Id", h("span", {class: "mono"}, String(element.id))],
-        ["Events", offset || more ? `${events.length} shown from ${offset + 1}` : String(events.length)],
+        ["Events", offset || more ? `${offset + 1}–${offset + events.length} here${more ? ", more on the next page" : ""}`
+          : String(events.length)],
         ["Lineage", nodeId ? link(lineageHref(nodeId), "Open its lineage graph")
           : h("span", {class: "muted"}, "Not in the lineage graph (yet): the pipeline folds generic events into it.")]]))));
 

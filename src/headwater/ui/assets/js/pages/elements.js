@@ -66,7 +66,7 @@ function eventsCard(events, settings, more) {
     h("p", {class: "muted el-hint"}, "Newest first. Open one to see its elements and tags."),
     events.length ? h("div", {class: "el-events", role: "list", "aria-label": "Latest events"},
       events.map((event) => h("div", {role: "listitem"}, eventDetails(event))))
-      : empty("No more events."),
+      : settings.eoffset ? empty("No more events.") : sendHelp("No generic event yet."),
     pager("Events pages", settings.eoffset, EVENTS, events.length, more,
       (eoffset) => elementsHref({...settings, eoffset, event: ""})));
 }
