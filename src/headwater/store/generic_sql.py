@@ -20,12 +20,12 @@ from headwater.store.generic import (
     GenericStored,
     GenericTagRow,
 )
-from headwater.store.sql_reads import SqlReads
+from headwater.store.sql_reads import CHUNK, SqlReads
 
 _INSERT_EVENT = (
-    "INSERT INTO events (event_id, kind, event_time, producer, received_at, payload, content_hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO events (event_id, kind, event_time, producer, received_at, payload, content_hash)"
 )
+_ROWS_PER_INSERT = 250  # rows per multi-row INSERT: at most 7 values each, well under the limits
 _PAIRS = 250  # (a, b) pairs per lookup: 500 parameters
 _EVENT_COLUMNS = "e.id, e.type, e.description, e.received_at"
 # the runs behind an OpenLineage element, by its type: the runs that read or wrote a dataset, of a job
@@ -64,6 +64,24 @@ class GenericSql(SqlReads, GenericStore):
         """A cursor inside one durable write transaction, serialized with every other writer."""
 
     # -- writing ---------------------------------------------------------------------------------
+    def _insert(self, cur: Any, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> list[Any]:
+        """`head VALUES (…), (…) tail` for the rows, _ROWS_PER_INSERT to a statement: one round
+        trip per chunk, where executemany costs PostgreSQL one statement per row. Returns what
+        a `RETURNING` tail returns."""
+        returned: list[Any] = []
+        if not rows:
+            return returned
+        one = "(" + ", ".join("?" * len(rows[0])) + ")"
+        for start in range(0, len(rows), _ROWS_PER_INSERT):
+            chunk = rows[start : start + _ROWS_PER_INSERT]
+            cur.execute(
+                self._sql(f"{head} VALUES {', '.join([one] * len(chunk))}{tail}"),
+                [value for row in chunk for value in row],
+            )
+            if "RETURNING" in tail:
+                returned += cur.fetchall()
+        return returned
+
     def append_generic(self, events: Sequence[GenericEvent], received_at: str) -> list[GenericStored]:
         if not events:
             return []
@@ -74,15 +92,17 @@ class GenericSql(SqlReads, GenericStore):
                 if event.event_id not in ids:
                     fresh.setdefault(event.event_id, event)
             if fresh:
-                cur.executemany(
-                    self._sql(_INSERT_EVENT),
+                stored = self._insert(
+                    cur,
+                    _INSERT_EVENT,
                     [
                         (e.event_id, GENERIC_KIND, received_at, GENERIC_PRODUCER, received_at, e.payload,
                          e.content_hash)
                         for e in fresh.values()
                     ],
+                    " RETURNING event_id, seq",
                 )  # fmt: skip
-                ids.update(self._seqs(cur, list(fresh)))
+                ids.update((row[0], int(row[1])) for row in stored)
                 self._browse_rows(cur, [(ids[e.event_id], e) for e in fresh.values()], received_at)
         answered: list[GenericStored] = []
         seen: set[str] = set()
@@ -94,8 +114,15 @@ class GenericSql(SqlReads, GenericStore):
         return answered
 
     def _seqs(self, cur: Any, event_ids: list[str]) -> dict[str, int]:
-        query = "SELECT event_id, seq FROM events WHERE event_id IN ({marks})"
-        return {row[0]: int(row[1]) for row in self._chunked(cur, query, event_ids)}
+        # explicit marks, not `_chunked`'s `= ANY(array)`: the write connection prepares repeated
+        # statements, and PostgreSQL's generic plan for an array of unknown length scans the table
+        found: dict[str, int] = {}
+        for start in range(0, len(event_ids), CHUNK):
+            chunk = event_ids[start : start + CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            cur.execute(self._sql(f"SELECT event_id, seq FROM events WHERE event_id IN ({marks})"), chunk)
+            found.update((row[0], int(row[1])) for row in cur.fetchall())
+        return found
 
     def _ids_of(
         self, cur: Any, table: str, columns: tuple[str, str], pairs: Iterable[tuple[str, str]]
@@ -110,8 +137,12 @@ class GenericSql(SqlReads, GenericStore):
             for start in range(0, len(keys), _PAIRS):
                 chunk = keys[start : start + _PAIRS]
                 values = ", ".join("(?, ?)" for _ in chunk)
+                # a join, not `(a, b) IN (VALUES …)`: SQLite scans the whole table for that form
                 cur.execute(
-                    self._sql(f"SELECT {a}, {b}, id FROM {table} WHERE ({a}, {b}) IN (VALUES {values})"),
+                    self._sql(
+                        f"SELECT t.{a}, t.{b}, t.id FROM (VALUES {values}) AS v JOIN {table} t "
+                        f"ON t.{a} = v.column1 AND t.{b} = v.column2"
+                    ),
                     [part for pair in chunk for part in pair],
                 )
                 for row in cur.fetchall():
@@ -120,9 +151,8 @@ class GenericSql(SqlReads, GenericStore):
         look(wanted)
         missing = [pair for pair in wanted if pair not in found]
         if missing:
-            cur.executemany(
-                self._sql(f"INSERT INTO {table} ({a}, {b}) VALUES (?, ?) ON CONFLICT ({a}, {b}) DO NOTHING"),
-                missing,
+            self._insert(
+                cur, f"INSERT INTO {table} ({a}, {b})", missing, f" ON CONFLICT ({a}, {b}) DO NOTHING"
             )
             look(missing)
         return found
@@ -160,39 +190,24 @@ class GenericSql(SqlReads, GenericStore):
                     element_tags.append((seq, element_id, tags[(key, value)]))
                     latest[(element_id, key)] = (tags[(key, value)], seq)
             element_links += [(seq, element_id, position) for element_id, position in positions.items()]
-        cur.executemany(
-            self._sql("INSERT INTO generic_events (id, type, description, received_at) VALUES (?, ?, ?, ?)"),
-            event_rows,
+        self._insert(cur, "INSERT INTO generic_events (id, type, description, received_at)", event_rows)
+        self._insert(
+            cur, "INSERT INTO generic_event_elements (event_id, element_id, position)", element_links
         )
-        if element_links:
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO generic_event_elements (event_id, element_id, position) VALUES (?, ?, ?)"
-                ),
-                element_links,
-            )
-        if event_tags:
-            cur.executemany(
-                self._sql("INSERT INTO generic_event_tags (event_id, tag_id) VALUES (?, ?)"), event_tags
-            )
-        if element_tags:
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO generic_element_tags (event_id, element_id, tag_id) VALUES (?, ?, ?) "
-                    "ON CONFLICT DO NOTHING"
-                ),
-                element_tags,
-            )
-        if latest:
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO generic_element_latest_tags (element_id, key, tag_id, event_id) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (element_id, key) DO UPDATE SET "
-                    "tag_id = excluded.tag_id, event_id = excluded.event_id "
-                    "WHERE excluded.event_id >= generic_element_latest_tags.event_id"
-                ),
-                [(element_id, key, tag_id, seq) for (element_id, key), (tag_id, seq) in latest.items()],
-            )
+        self._insert(cur, "INSERT INTO generic_event_tags (event_id, tag_id)", event_tags)
+        self._insert(
+            cur,
+            "INSERT INTO generic_element_tags (event_id, element_id, tag_id)",
+            list(dict.fromkeys(element_tags)),
+            " ON CONFLICT DO NOTHING",
+        )
+        self._insert(
+            cur,
+            "INSERT INTO generic_element_latest_tags (element_id, key, tag_id, event_id)",
+            [(element_id, key, tag_id, seq) for (element_id, key), (tag_id, seq) in latest.items()],
+            " ON CONFLICT (element_id, key) DO UPDATE SET tag_id = excluded.tag_id, "
+            "event_id = excluded.event_id WHERE excluded.event_id >= generic_element_latest_tags.event_id",
+        )
 
     def number_published_elements(self) -> None:
         with self._writing() as cur:
