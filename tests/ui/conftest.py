@@ -104,10 +104,12 @@ class PageWatch:
 
 
 def open_page(
-    browser: Any, origin: str, *, width: int = 1280, height: int = 800
+    browser: Any, origin: str, *, width: int = 1280, height: int = 800, color_scheme: str = "light"
 ) -> tuple[Any, Any, PageWatch]:
     """A fresh browser context and page watched by a PageWatch; requests to other hosts are cut."""
-    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, accept_downloads=True, color_scheme=color_scheme
+    )
     watch = PageWatch(origin)
 
     def guard(route: Any) -> None:

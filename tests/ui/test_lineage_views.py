@@ -190,3 +190,16 @@ def test_a_whole_namespace_as_one_graph(page: Any, ui_server: LiveServer) -> Non
         f"job:shop:{CLEAN_JOB}",
         f"job:shop:{REPORT_JOB}",
     }
+
+
+def test_the_dark_theme_follows_the_system_setting(browser: Any, ui_server: LiveServer) -> None:
+    context, page, watch = open_page(browser, ui_server.url, color_scheme="dark")
+    try:
+        page.goto(ui_server.url + SHOP_LINEAGE + "&columns=1")
+        node(page, CLEAN_ID).wait_for()
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(13, 17, 23)", background
+        shot(page, "lineage-columns-dark")
+    finally:
+        context.close()
+    assert not watch.problems(), watch.problems()

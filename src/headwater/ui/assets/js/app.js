@@ -45,6 +45,7 @@ async function render() {
       if (mine !== generation) return;
       clear(main);
       current = (await page.render(main, decodeParts(match), params)) || null;
+      if (mine === generation) performance.mark("headwater:page-drawn"); // read by bench/ui.py
     } catch (error) {
       if (mine !== generation) return;
       showError(error);

@@ -7,7 +7,26 @@
  * @param edges [{source, target}] (ids; unknown ids and self loops are ignored)
  * @returns {positions: Map<id, {x, y, width, height, rank}>, width, height}
  */
-export function layout(nodes, edges, {rankGap = 90, nodeGap = 16, sweeps = 6} = {}) {
+export function layout(allNodes, edges, options = {}) {
+  // nodes without edges (cut off by a cap, or filtered) go in a grid under the graph, not in a column
+  const linked = new Set(edges.flatMap((e) => (e.source === e.target ? [] : [e.source, e.target])));
+  const alone = allNodes.filter((node) => !linked.has(node.id));
+  const placed = layered(allNodes.filter((node) => linked.has(node.id)), edges, options);
+  if (!alone.length) return placed;
+  const gap = options.nodeGap ?? 16;
+  const across = Math.max(1, Math.ceil(Math.sqrt(alone.length)));
+  const cell = Math.max(...alone.map((node) => node.width)) + gap;
+  const row = Math.max(...alone.map((node) => node.height)) + gap;
+  const top = placed.positions.size ? placed.height + 3 * gap : 0;
+  alone.forEach((node, i) => {
+    placed.positions.set(node.id, {x: (i % across) * cell, y: top + Math.floor(i / across) * row,
+      width: node.width, height: node.height, rank: -1});
+  });
+  return {positions: placed.positions, width: Math.max(placed.width, across * cell - gap),
+    height: top + Math.ceil(alone.length / across) * row - gap};
+}
+
+function layered(nodes, edges, {rankGap = 90, nodeGap = 16, sweeps = 6} = {}) {
   const n = nodes.length;
   const index = new Map(nodes.map((node, i) => [node.id, i]));
   const out = Array.from({length: n}, () => []);

@@ -180,8 +180,13 @@ export class GraphView {
   }
 
   // -- pan and zoom ----------------------------------------------------------------------------
+  /** Move the view; wheel and pointer events faster than the screen's frames share one redraw. */
   apply() {
-    this.world.setAttribute("transform", `translate(${this.tx},${this.ty}) scale(${this.scale})`);
+    if (this.pending) return;
+    this.pending = requestAnimationFrame(() => {
+      this.pending = 0;
+      this.world.setAttribute("transform", `translate(${this.tx},${this.ty}) scale(${this.scale})`);
+    });
   }
 
   /** Show the whole graph; with `focus`, when the whole graph would be too small to read,

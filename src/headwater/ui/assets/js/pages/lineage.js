@@ -285,6 +285,7 @@ export async function render(main, _parts, params) {
 
   redraw();
   view.fit(model.root);
+  performance.mark("headwater:graph-drawn"); // read by bench/ui.py
   if (settings.select && model.byId.has(settings.select)) view.zoomTo(settings.select);
   return null;
 }
