@@ -13,7 +13,7 @@ function whole(value) {
 }
 
 /** The element's node id in the lineage graph when the server has one, else null. Asks only what answers
- * 200: the node types (is `element` one yet?), then a name search of that type. */
+ * 200 (never a node that may 404): the node types (is `element` one yet?), then a search by name. */
 async function lineageNode(element) {
   // an OpenLineage dataset or job is numbered as an element when the pipeline publishes it: a node already
   if (OPENLINEAGE_TYPES.includes(element.type)) return `${element.type}:${element.description}`;
@@ -21,7 +21,8 @@ async function lineageNode(element) {
   try {
     const types = await get("/api/warehouse/v1/types");
     if (!types.nodeTypes.some((t) => t.name === "element")) return null;
-    const found = await get("/api/warehouse/v1/nodes", {type: "element", name: element.description, limit: 100});
+    // no `type` filter: a type the search does not know would be a 400; the exact node id decides
+    const found = await get("/api/warehouse/v1/nodes", {name: element.description, limit: 500});
     return found.nodes.some((node) => node.nodeID === nodeId) ? nodeId : null;
   } catch (error) {
     console.warn("lineage lookup", error);
