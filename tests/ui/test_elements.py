@@ -262,3 +262,36 @@ def test_the_lineage_link_appears_once_the_element_is_a_graph_node(
     page.goto(f"{ui_server.url}/elements/{generic[ENGINE]}")  # not among the nodes found: no link
     expect(page.get_by_role("table", name="Current tags")).to_be_visible()
     expect(page.get_by_role("link", name="Lineage", exact=True)).to_have_count(0)
+
+
+def test_an_elements_events_are_paged_in_the_url(
+    page: Any, ui_server: LiveServer, generic: dict[str, int]
+) -> None:
+    states = [
+        {
+            "description": f"engine state: {i}",
+            "type": "engine state",
+            "elements": [{"description": "engine-2", "type": "engine", "tags": {"state": f"S{i}"}}],
+        }
+        for i in range(1, 23)
+    ]
+    answer = httpx.post(f"{ui_server.url}/lineage/1/events", json=states, timeout=30)
+    assert answer.status_code == 200, answer.text
+    engines = httpx.get(f"{ui_server.url}/lineage/1/elements", params={"type": "engine"}, timeout=30).json()
+    engine = next(el["id"] for el in engines if el["description"] == "engine-2")
+
+    page.goto(f"{ui_server.url}/elements/{engine}")
+    expect(page.get_by_role("table", name="Current tags")).to_contain_text("S22")
+    summaries = events_list(page).locator("summary .el-desc")
+    expect(summaries).to_have_count(20)
+    expect(summaries.first).to_have_text("engine state: 22")
+    pages = page.get_by_role("navigation", name="Events pages")
+    pages.get_by_role("link", name="Next →").click()
+    page.wait_for_url(f"{ui_server.url}/elements/{engine}?offset=20")
+    expect(summaries).to_have_count(2)
+    expect(summaries.last).to_have_text("engine state: 1")
+    page.reload()
+    expect(summaries).to_have_count(2)
+    page.go_back()
+    page.wait_for_url(f"{ui_server.url}/elements/{engine}")
+    expect(summaries).to_have_count(20)
