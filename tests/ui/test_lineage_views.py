@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -203,3 +204,16 @@ def test_the_dark_theme_follows_the_system_setting(browser: Any, ui_server: Live
     finally:
         context.close()
     assert not watch.problems(), watch.problems()
+
+
+def test_filter_by_tag(page: Any, ui_server: LiveServer) -> None:
+    tagged = httpx.post(f"{ui_server.url}/api/v1/namespaces/shop/datasets/{RAW}/tags/pii")
+    assert tagged.status_code == 200, tagged.text
+    page.goto(ui_server.url + SHOP_LINEAGE)
+    node(page, CLEAN_ID).wait_for()
+    page.get_by_text("Filter", exact=True).click()
+    page.get_by_role("combobox", name="Only the nodes tagged").select_option("pii")
+    page.wait_for_url(re.compile(r"tag=pii"))
+    expect(page.locator(".node")).to_have_count(1)
+    assert node(page, f"dataset:shop:{RAW}").count() == 1
+    expect(page.locator("summary", has_text="Filter")).to_have_text("Filter (tag pii)")

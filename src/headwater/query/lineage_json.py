@@ -187,6 +187,8 @@ def _properties(node: LineageNode) -> dict[str, Any]:
         properties["createdAt"] = _time(row.created_at)
         properties["updatedAt"] = _time(row.updated_at)
         properties["currentVersion"] = row.version
+        if row.tags:
+            properties["tags"] = list(row.tags)
         if row.kind == "job":
             properties["latestRunState"] = row.state
             if row.parent:

@@ -36,6 +36,7 @@ class GraphNode:
     state: str | None = None  # a job's latest run state
     state_time: str | None = None
     parent: str | None = None  # a job's parent job (the first by id when it has several)
+    tags: tuple[str, ...] = ()  # tags set through the API, by name
 
 
 @dataclass(frozen=True, slots=True)

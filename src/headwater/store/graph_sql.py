@@ -63,9 +63,20 @@ class GraphSql(SqlReads):
                 "COALESCE(a.canonical_id, d.node_id), d.current_version, d.source_name FROM datasets d "
                 "LEFT JOIN dataset_aliases a ON a.node_id = d.node_id WHERE d.node_id IN ({marks})"
             )
-            for row in self._chunked(cur, query, datasets):
+            rows = self._chunked(cur, query, datasets)
+            tags = self._tags(cur, "dataset_tags", [r[0] for r in rows])
+            for row in rows:
                 found[row[0]] = GraphNode(
-                    row[0], "dataset", row[1], row[2], row[3], row[4], row[5], version=row[6], source=row[7]
+                    row[0],
+                    "dataset",
+                    row[1],
+                    row[2],
+                    row[3],
+                    row[4],
+                    row[5],
+                    version=row[6],
+                    source=row[7],
+                    tags=tags.get(row[0], ()),
                 )
             # jobs, then their latest runs by key: two index lookups, whatever the planner
             # thinks of a join between a key list and a table of millions of runs
@@ -81,6 +92,7 @@ class GraphSql(SqlReads):
                 "WHERE child_node_id IN ({marks}) GROUP BY child_node_id"
             )
             parents = dict(self._chunked(cur, query, [r[0] for r in rows])) if rows else {}
+            tags = self._tags(cur, "job_tags", [r[0] for r in rows])
             for row in rows:
                 state, state_time = states.get(row[6], (None, None))
                 found[row[0]] = GraphNode(
@@ -95,8 +107,18 @@ class GraphSql(SqlReads):
                     state=state,
                     state_time=state_time,
                     parent=parents.get(row[0]),
+                    tags=tags.get(row[0], ()),
                 )
         return found
+
+    def _tags(self, cur: Any, table: str, node_ids: list[str]) -> dict[str, tuple[str, ...]]:
+        """The tags of each node, by name, from `table` (dataset_tags or job_tags)."""
+        found: dict[str, list[str]] = {}
+        if node_ids:
+            query = f"SELECT node_id, tag FROM {table} WHERE node_id IN ({{marks}}) ORDER BY node_id, tag"
+            for node_id, tag in self._chunked(cur, query, node_ids):
+                found.setdefault(node_id, []).append(tag)
+        return {node_id: tuple(names) for node_id, names in found.items()}
 
     def _aliases(self, cur: Any, node_ids: Sequence[str], by: str) -> dict[str, str]:
         """name → canonical id for `node_ids` and the names found by the `by` column."""

@@ -166,12 +166,15 @@ export function diffModels(before, after) {
   return changes;
 }
 
-/** The part of `model` to draw: without the nodes whose namespace or kind is hidden. */
-export function visible(model, hidden) {
-  if (!hidden.size) return model;
+/** The part of `model` to draw: without the nodes whose namespace or kind is hidden, and with a
+ * `tag`, only the nodes tagged with it. */
+export function visible(model, hidden, tag) {
+  if (!hidden.size && !tag) return model;
   const out = derived(model);
   for (const node of model.byId.values()) {
-    if (!hidden.has(`ns:${node.namespace}`) && !hidden.has(`kind:${node.kind}`)) out.byId.set(node.id, node);
+    if (hidden.has(`ns:${node.namespace}`) || hidden.has(`kind:${node.kind}`)) continue;
+    if (tag && !((node.properties && node.properties.tags) || []).includes(tag)) continue;
+    out.byId.set(node.id, node);
   }
   for (const [key, edge] of model.edgeMap) {
     if (out.byId.has(edge.source) && out.byId.has(edge.target)) out.edgeMap.set(key, edge);

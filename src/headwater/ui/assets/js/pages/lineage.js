@@ -22,6 +22,7 @@ function readSettings(params) {
     compare: params.get("compare") || "",
     hide: params.getAll("hide"),
     group: params.get("group") === "1",
+    tag: params.get("tag") || "",
     open: params.getAll("open"),
   };
 }
@@ -40,6 +41,7 @@ function writeSettings(settings) {
   if (settings.compare) params.set("compare", settings.compare);
   for (const key of settings.hide) params.append("hide", key);
   if (settings.group) params.set("group", "1");
+  if (settings.tag) params.set("tag", settings.tag);
   for (const id of settings.open) params.append("open", id);
   updateQuery(params);
 }
@@ -54,14 +56,21 @@ function filters(model, settings, apply) {
   const keys = [...new Set(model.nodes.map((n) => `kind:${n.kind}`))].sort()
     .concat([...new Set(model.nodes.map((n) => `ns:${n.namespace}`))].sort());
   const summary = h("summary", {class: "button"});
-  const label = () => { summary.textContent = hidden.size ? `Filter (${hidden.size} hidden)` : "Filter"; };
+  const label = () => {
+    const parts = [hidden.size ? `${hidden.size} hidden` : "", settings.tag ? `tag ${settings.tag}` : ""].filter(Boolean);
+    summary.textContent = parts.length ? `Filter (${parts.join(", ")})` : "Filter";
+  };
   const box = (key) => h("label", null, h("input", {type: "checkbox", checked: !hidden.has(key), onchange: (event) => {
     if (event.target.checked) hidden.delete(key); else hidden.add(key);
     label();
     apply({hide: [...hidden]});
   }}), key.startsWith("kind:") ? `${key.slice(5)}s` : key.slice(3));
+  const tagNames = [...new Set(model.nodes.flatMap((n) => (n.properties && n.properties.tags) || []))].sort();
+  const tagged = h("select", {"aria-label": "Only the nodes tagged", onchange: () => { apply({tag: tagged.value}); label(); }},
+    h("option", {value: ""}, "any or no tag"), tagNames.map((name) => h("option", {value: name, selected: name === settings.tag}, name)));
   label();
-  return h("details", {class: "graph-filters"}, summary, h("div", null, h("strong", null, "Show"), keys.map(box)));
+  return h("details", {class: "graph-filters"}, summary, h("div", null, h("strong", null, "Show"), keys.map(box),
+    h("label", {style: "margin-top:6px"}, "Tagged", tagged)));
 }
 
 function toolbar(settings, apply, view, model) {
@@ -144,7 +153,7 @@ export async function render(main, _parts, params) {
   });
   const apply = (change) => {
     Object.assign(settings, change);
-    if (Object.keys(change).every((key) => ["hide", "group", "open"].includes(key))) { // the same graph: no request
+    if (Object.keys(change).every((key) => ["hide", "group", "open", "tag"].includes(key))) { // the same graph: no request
       writeSettings(settings);
       redraw();
       return;
@@ -174,7 +183,7 @@ export async function render(main, _parts, params) {
   let field = null;
   let drawn = model; // what is on screen: the model filtered, and folded by parent job
   function redraw() {
-    drawn = visible(model, new Set(settings.hide));
+    drawn = visible(model, new Set(settings.hide), settings.tag);
     if (settings.group && !settings.columns) drawn = grouped(drawn, new Set(settings.open));
     const ms = view.draw(drawn);
     const total = performance.now() - started;
