@@ -243,27 +243,6 @@ def test_an_empty_server_teaches_how_to_send_a_generic_event(browser: Any, tmp_p
     assert not watch.problems(), "\n".join(watch.problems())
 
 
-def test_the_lineage_link_appears_once_the_element_is_a_graph_node(
-    page: Any, ui_server: LiveServer, generic: dict[str, int]
-) -> None:
-    """What the pipeline's fold of elements will serve, answered here by the browser: `element` among
-    the node types and the model's node found by name; the page links its lineage view."""
-    node = {"nodeID": f"element:model:{MODEL}", "nodeType": "element", "displayName": MODEL}
-    page.route(
-        "**/api/warehouse/v1/types",
-        lambda route: route.fulfill(json={"nodeTypes": [{"name": "element"}], "edgeTypes": []}),
-    )
-    found = {"nodes": [node], "truncated": False}
-    page.route("**/api/warehouse/v1/nodes?*", lambda route: route.fulfill(json=found))
-    page.goto(f"{ui_server.url}/elements/{generic[MODEL]}")
-    expect(page.get_by_role("link", name="Lineage", exact=True)).to_have_attribute(
-        "href", "/lineage?node=element%3Amodel%3Achurn"
-    )
-    page.goto(f"{ui_server.url}/elements/{generic[ENGINE]}")  # not among the nodes found: no link
-    expect(page.get_by_role("table", name="Current tags")).to_be_visible()
-    expect(page.get_by_role("link", name="Lineage", exact=True)).to_have_count(0)
-
-
 def test_an_elements_events_are_paged_in_the_url(
     page: Any, ui_server: LiveServer, generic: dict[str, int]
 ) -> None:
