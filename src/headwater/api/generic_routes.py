@@ -8,14 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 
 from headwater.api.auth import require_read, require_write
-from headwater.api.ingest_routes import _BODY_DOC, _read_body
+from headwater.api.ingest_routes import _BODY_DOC, validated_body
 from headwater.api.responses import JSONResponse, error_response
-from headwater.config import Settings
-from headwater.errors import PayloadTooLarge
 from headwater.ingest import metrics
-from headwater.ingest.bodies import read_documents
 from headwater.ingest.generic import record_generic_stored, validate_generic_documents
-from headwater.ingest.service import collector_paused
 from headwater.ingest.writer import GroupCommitWriter
 from headwater.query import generic
 from headwater.store.generic import GenericStore, generic_store
@@ -66,21 +62,8 @@ async def post_generic_events(request: Request) -> JSONResponse:
     """A JSON object is one event: 201 with its `id` (200 when an event with the same client `id`
     was stored before). A JSON array or NDJSON is a batch: `[{index, status, id | error}]`, 200
     when all were stored, 207 when some were rejected, 400 when all were."""
-    settings: Settings = request.app.state.settings
     writer: GroupCommitWriter = request.app.state.writer
-    body = await _read_body(request, settings.max_body_bytes)
-    with collector_paused():
-        documents, is_batch = read_documents(
-            body,
-            request.headers.get("content-type"),
-            request.headers.get("content-encoding"),
-            settings.max_body_bytes,
-        )
-        if len(documents) > settings.max_batch_events:
-            raise PayloadTooLarge(
-                f"{len(documents)} events in one request; the limit is {settings.max_batch_events}"
-            )
-        validated = validate_generic_documents(documents)
+    validated, is_batch = await validated_body(request, validate_generic_documents)
     stored = await writer.append_generic(validated.events)
     outcomes = record_generic_stored(validated, stored)
     metrics.count_outcomes("http", outcomes)

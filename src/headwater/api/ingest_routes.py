@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 
@@ -16,6 +17,7 @@ from headwater.ingest.service import Outcome, collector_paused, record_stored, v
 from headwater.ingest.writer import GroupCommitWriter
 
 router = APIRouter(tags=["ingest"], dependencies=[Depends(require_write)])
+Validated = TypeVar("Validated")
 
 _BODY_DOC: dict[str, Any] = {
     "requestBody": {
@@ -40,9 +42,12 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
+async def validated_body(
+    request: Request, validate: Callable[[list[Any]], Validated]
+) -> tuple[Validated, bool]:
+    """The request's events (one, a JSON array or NDJSON; gzip), read within the size limits and
+    passed to `validate`; and whether the body was a batch. Shared by every ingest route."""
     settings: Settings = request.app.state.settings
-    writer: GroupCommitWriter = request.app.state.writer
     body = await _read_body(request, settings.max_body_bytes)
     with collector_paused():
         documents, is_batch = read_documents(
@@ -55,7 +60,12 @@ async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
             raise PayloadTooLarge(
                 f"{len(documents)} events in one request; the limit is {settings.max_batch_events}"
             )
-        validated = validate_documents(documents)
+        return validate(documents), is_batch
+
+
+async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
+    writer: GroupCommitWriter = request.app.state.writer
+    validated, is_batch = await validated_body(request, validate_documents)
     stored = await writer.append(validated.events)
     outcomes = record_stored(validated, stored)
     metrics.count_outcomes("http", outcomes)
