@@ -50,6 +50,19 @@ export function fmtDuration(ms) {
   return hours ? `${hours} h ${mins} min` : `${mins} min ${secs} s`;
 }
 
+/** A datetime-local input's value (read as UTC) or an ISO time → the ISO time the API takes. */
+export function apiTime(value) {
+  if (!value) return null;
+  if (/(Z|[+-]\d\d:?\d\d)$/i.test(value)) return value;
+  return /T\d\d:\d\d$/.test(value) ? `${value}:00Z` : `${value}Z`;
+}
+
+/** An ISO time → what a datetime-local input shows (UTC, to the second when it has seconds). */
+export function inputTime(value) {
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?)/.exec(value || "");
+  return match ? match[1] : "";
+}
+
 export function badge(state) {
   return h("span", {class: `badge state-${state || "NEW"}`}, state || "NEW");
 }

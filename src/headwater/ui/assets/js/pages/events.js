@@ -2,24 +2,11 @@
 // time, paged, one click to the run) and the Kafka dead letters with their reasons.
 import {get} from "../api.js";
 import {updateQuery} from "../app.js";
-import {badge, clear, datasetHref, empty, fmtTime, h, jobHref, link, runHref, setTitle} from "../dom.js";
+import {apiTime, badge, clear, datasetHref, empty, fmtTime, h, inputTime, jobHref, link, runHref, setTitle} from "../dom.js";
 
 const PAGE = 25;
 const TYPES = ["START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER"];
 const DEAD = "dead-letters";
-
-/** A datetime-local value (read as UTC) or an ISO time from the URL → the API's ISO time. */
-function apiTime(value) {
-  if (!value) return null;
-  if (/(Z|[+-]\d\d:?\d\d)$/i.test(value)) return value;
-  return /T\d\d:\d\d$/.test(value) ? `${value}:00Z` : `${value}Z`;
-}
-
-/** An ISO time from the URL → the value a datetime-local input shows (UTC, to the minute). */
-function inputTime(value) {
-  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d)/.exec(value || "");
-  return match ? match[1] : "";
-}
 
 /** What kind of OpenLineage (or generic) event a payload is. */
 function kindOf(event) {

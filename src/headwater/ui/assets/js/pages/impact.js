@@ -3,8 +3,7 @@
 // the browser from one API answer. Every setting (the query's and the view's) lives in the URL.
 import {get} from "../api.js";
 import {navigate, updateQuery} from "../app.js";
-import {badge, clear, datasetHref, download, empty, fmtTime, h, lineageHref, link, nodeHref, parseNodeId,
-  setTitle, tags} from "../dom.js";
+import {apiTime, badge, clear, datasetHref, download, empty, fmtTime, h, inputTime, lineageHref, link, nodeHref, parseNodeId, setTitle, tags} from "../dom.js";
 
 const API = "/api/warehouse/v1/impact";
 const LIMIT = 2000;
@@ -43,18 +42,6 @@ function queryOf(settings) {
   if (settings.sort !== "distance") params.set("sort", settings.sort);
   if (settings.desc) params.set("desc", "1");
   return params;
-}
-
-/** A datetime-local value (read as UTC) or an ISO time → the API's ISO time. */
-function apiTime(value) {
-  if (!value) return null;
-  if (/(Z|[+-]\d\d:?\d\d)$/i.test(value)) return value;
-  return /T\d\d:\d\d$/.test(value) ? `${value}:00Z` : `${value}Z`;
-}
-
-function inputTime(value) {
-  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d)/.exec(value || "");
-  return match ? match[1] : "";
 }
 
 const displayName = (row) => (row.field ? `${row.name}.${row.field}` : row.name);

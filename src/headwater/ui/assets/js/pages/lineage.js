@@ -3,7 +3,7 @@
 // ultimate sources and destinations, export. Every view setting lives in the URL.
 import {get, paths} from "../api.js";
 import {updateQuery} from "../app.js";
-import {badge, clear, download, empty, fmtTime, h, kv, link, lineageHref, namespaceHref, nodeHref, setTitle} from "../dom.js";
+import {apiTime, badge, clear, download, empty, fmtTime, h, inputTime, kv, link, lineageHref, namespaceHref, nodeHref, setTitle} from "../dom.js";
 import {diffModels, fetchInto, grouped, LIMIT, Model, SCOPES, sideOf, visible} from "../graph/model.js";
 import {GraphView} from "../graph/view.js";
 
@@ -46,10 +46,6 @@ function writeSettings(settings) {
   updateQuery(params);
 }
 
-/** "2025-03-10T06:04" or "…:30" from a datetime-local input → "2025-03-10T06:04:00Z" (UTC). */
-const utc = (value) => (value ? `${value.length === 16 ? `${value}:00` : value}Z` : "");
-const local = (value) => (value ? value.replace(/Z$/, "").slice(0, 19) : "");
-
 /** A checkbox list of the namespaces and kinds in the graph; unticked ones are hidden. */
 function filters(model, settings, apply) {
   const hidden = new Set(settings.hide);
@@ -81,11 +77,11 @@ function toolbar(settings, apply, view, model) {
       h("option", {value, selected: value === settings.direction}, label)));
   const toggle = (label, pressed, change, hint, disabled) => h("button", {type: "button", "aria-pressed": String(pressed),
     title: hint, onclick: change, disabled}, label);
-  const asOf = h("input", {type: "datetime-local", step: 1, "aria-label": "As of (UTC)", value: local(settings.asOf)});
-  asOf.addEventListener("change", () => apply({asOf: utc(asOf.value)}));
-  const compare = h("input", {type: "datetime-local", step: 1, "aria-label": "Compare with (UTC)", value: local(settings.compare),
+  const asOf = h("input", {type: "datetime-local", step: 1, "aria-label": "As of (UTC)", value: inputTime(settings.asOf)});
+  asOf.addEventListener("change", () => apply({asOf: apiTime(asOf.value) || ""}));
+  const compare = h("input", {type: "datetime-local", step: 1, "aria-label": "Compare with (UTC)", value: inputTime(settings.compare),
     title: "Show what changed in the graph since this earlier time"});
-  compare.addEventListener("change", () => apply({compare: utc(compare.value)}));
+  compare.addEventListener("change", () => apply({compare: apiTime(compare.value) || ""}));
   const exportButton = (label, run) => h("button", {type: "button", onclick: () => run().catch((error) => alert(error.message))}, label);
   const base = (settings.node.split(":").slice(-1)[0] || "lineage").replace(/[^\w.-]+/g, "_");
   const outputs = h("span", {class: "actions", style: "margin-left:auto"},
