@@ -350,6 +350,11 @@ def browse_scenario(
             )
         )
         log(f"{backend}: loaded {loaded:,} in {took:,.0f} s, {human_bytes(size)}")
+        if backend == "postgresql":  # what autovacuum would soon do: without statistics, plans scan
+            import psycopg
+
+            with psycopg.connect(db.url, autocommit=True) as conn:
+                conn.execute("ANALYZE")
         server = Server(db.url, workdir, workers=args.workers)
         rng = random.Random(7)
         everything: list[float] = []
