@@ -47,7 +47,7 @@ from _common import (
     print_table,
     run_async,
 )
-from ingest import LoadResult, closed_loop, sequential
+from ingest import _batch_check, _status_note, closed_loop, sequential, stored_count
 
 SINGLE_TARGET = 5_000.0  # the OpenLineage ingest targets: "the same quality as OpenLineage events"
 BATCH_TARGET = 30_000.0
@@ -145,28 +145,14 @@ def batch_bodies(factory: GenericFactory, batches: int, size: int) -> list[bytes
     ]
 
 
-def _batch_check(status: int, body: bytes) -> int:
-    return body.count(b'"status":201') if status == 200 else 0
-
-
-def _statuses(result: LoadResult, expected: int) -> str:
-    bad = {s: n for s, n in result.statuses.items() if s != expected}
-    return "" if not bad else f"; UNEXPECTED statuses {bad}"
-
-
-def stored_count(url: str) -> int:
-    from headwater.store import open_store
-
-    store = open_store(url)
-    try:
-        return store.count_events(after_time=None, before_time=None)
-    finally:
-        store.close()
-
-
 # --------------------------------------------------------------------------------------------
 # Scenarios 1-2: ingest over HTTP
 # --------------------------------------------------------------------------------------------
+
+
+def _durable(url: str, acked: int) -> str:
+    found = stored_count(url)
+    return "acked = stored" if found == acked else f"MISMATCH acked {acked:,} stored {found:,}"
 
 
 def ingest_scenarios(backend: str, args: argparse.Namespace, workdir: Path, figures: list[Figure]) -> None:
@@ -188,8 +174,7 @@ def ingest_scenarios(backend: str, args: argparse.Namespace, workdir: Path, figu
             )
             r = run_async(closed_loop(server.port, bodies, args.connections, server.pid))
             acked += r.statuses.get(201, 0)
-            found = stored_count(db.url)
-            durable = "acked = stored" if found == acked else f"MISMATCH acked {acked:,} stored {found:,}"
+            durable = _durable(db.url, acked)
             figures.append(
                 Figure(
                     backend,
@@ -198,7 +183,7 @@ def ingest_scenarios(backend: str, args: argparse.Namespace, workdir: Path, figu
                     "ev/s",
                     SINGLE_TARGET,
                     note=f"p50 {r.ms(50):.1f} ms, p99 {r.ms(99):.1f} ms; server CPU {r.server_cpu:.0%}, "
-                    f"client {r.client_cpu:.0%}, other {r.other_cpu:.0%}; {durable}{_statuses(r, 201)}",
+                    f"client {r.client_cpu:.0%}, other {r.other_cpu:.0%}; {durable}{_status_note(r, 201)}",
                 )
             )
             log(f"{backend}: scenario 1: {r.requests / r.wall:,.0f} events/s")
@@ -212,8 +197,7 @@ def ingest_scenarios(backend: str, args: argparse.Namespace, workdir: Path, figu
             r = run_async(closed_loop(server.port, bodies, args.batch_connections, server.pid, _batch_check))
             acked += r.bodies_ok
             events = args.batches * args.batch_size
-            found = stored_count(db.url)
-            durable = "acked = stored" if found == acked else f"MISMATCH acked {acked:,} stored {found:,}"
+            durable = _durable(db.url, acked)
             figures.append(
                 Figure(
                     backend,
@@ -223,7 +207,7 @@ def ingest_scenarios(backend: str, args: argparse.Namespace, workdir: Path, figu
                     BATCH_TARGET,
                     note=f"{args.batch_connections} conns, p50 {r.ms(50):.0f} ms per batch; server CPU "
                     f"{r.server_cpu:.0%}, client {r.client_cpu:.0%}, other {r.other_cpu:.0%}; "
-                    f"{durable}{_statuses(r, 200)}",
+                    f"{durable}{_status_note(r, 200)}",
                 )
             )
             log(f"{backend}: scenario 2: {events / r.wall:,.0f} events/s")
@@ -375,7 +359,7 @@ def browse_scenario(
                     None,
                     higher_is_better=False,
                     note=f"p50 {r.ms(50):.2f} ms, max {r.ms(100):.1f} ms, {r.requests:,} reads{extra}"
-                    f"{_statuses(r, 200)}",
+                    f"{_status_note(r, 200)}",
                 )
             )
             results[f"{backend}.3.{endpoint.name}"] = {
