@@ -60,6 +60,7 @@ def test_datasets_by_part_of_their_name(client: TestClient) -> None:
                     "createdAt": "2024-01-01T01:00:00Z",
                     "updatedAt": "2024-01-02T01:05:00.500Z",
                     "currentVersion": "dv-clean-1",
+                    "tags": ["gold"],
                 },
             },
             {
