@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 PAGES = [
     "/",
     "/search?q=orders",
+    "/jobs?state=FAILED",
     "/datasets/s3%3A%2F%2Flake/raw%2Forders",
     "/jobs/warehouse/etl.clean_orders",
     "/runs/11111111-1111-4111-8111-111111111111",

@@ -144,3 +144,19 @@ def test_api_docs_are_served_offline(page: Any, ui_server: LiveServer) -> None:
     page.goto(ui_server.url + "/docs")
     page.get_by_text("/api/v1/lineage", exact=False).first.wait_for()
     shot(page, "api-docs")
+
+
+def test_the_jobs_list_filters_by_the_latest_runs_state(page: Any, ui_server: LiveServer) -> None:
+    page.goto(ui_server.url + "/jobs")
+    jobs = page.get_by_role("table", name="Jobs")
+    jobs.wait_for()
+    report = jobs.locator("tbody tr", has_text=REPORT_JOB)
+    assert report.locator(".run-states i").evaluate_all("runs => runs.map(r => r.className)") == [
+        "state-COMPLETED",
+        "state-FAILED",
+    ]
+    page.get_by_role("navigation", name="Latest run state").get_by_role("link", name="failed").click()
+    page.wait_for_url(re.compile(r"/jobs\?state=FAILED$"))
+    expect(jobs.locator("tbody tr", has_text=REPORT_JOB)).to_have_count(1)
+    assert "COMPLETED" not in jobs.locator("tbody td:nth-child(3)").all_text_contents()
+    shot(page, "jobs")

@@ -9,5 +9,5 @@ ASSETS = Path(__file__).parent / "assets"
 INDEX = ASSETS / "index.html"
 
 # Paths the UI's router draws (each page has its own URL); the server answers them with index.html.
-PAGES = ("/", "/search", "/lineage", "/impact", "/events", "/elements")
+PAGES = ("/", "/search", "/jobs", "/lineage", "/impact", "/events", "/elements")
 PAGE_PREFIXES = ("/datasets/", "/jobs/", "/runs/", "/namespaces/", "/elements/")

@@ -7,6 +7,7 @@ const ROUTES = [
   [/^\/$/, () => import("./pages/home.js")],
   [/^\/search$/, () => import("./pages/search.js")],
   [/^\/datasets\/([^/]+)\/(.+)$/, () => import("./pages/dataset.js")],
+  [/^\/jobs$/, () => import("./pages/jobs.js")],
   [/^\/jobs\/([^/]+)\/(.+)$/, () => import("./pages/job.js")],
   [/^\/runs\/(.+)$/, () => import("./pages/run.js")],
   [/^\/namespaces\/(.+)$/, () => import("./pages/namespace.js")],

@@ -63,6 +63,15 @@ export function inputTime(value) {
   return match ? match[1] : "";
 }
 
+/** Small squares, one a run, oldest first, coloured by state (Marquez users know them as the
+ * jobs list's sparkline); `runs` newest first, as the API lists them. */
+export function runStates(runs) {
+  const shown = (runs || []).slice(0, 10).reverse();
+  return h("span", {class: "run-states", role: "img",
+    "aria-label": `latest runs: ${shown.map((r) => r.state).join(", ") || "none"}`},
+  shown.map((r) => h("i", {class: `state-${r.state}`, title: `${r.state} ${fmtTime(r.startedAt || r.createdAt)}`})));
+}
+
 export function badge(state) {
   return h("span", {class: `badge state-${state || "NEW"}`}, state || "NEW");
 }

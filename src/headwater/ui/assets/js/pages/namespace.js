@@ -1,6 +1,6 @@
 // A namespace: its datasets and its jobs (with each job's latest run).
 import {get} from "../api.js";
-import {badge, datasetHref, empty, fmtTime, h, jobHref, lineageHref, link, setTitle, table} from "../dom.js";
+import {badge, datasetHref, empty, fmtTime, h, jobHref, lineageHref, link, runStates, setTitle, table} from "../dom.js";
 
 export async function render(main, [namespace]) {
   setTitle(namespace);
@@ -19,7 +19,8 @@ export async function render(main, [namespace]) {
         link(datasetHref(d.namespace, d.name), d.name), String(d.fields.length), fmtTime(d.updatedAt)]))
       : empty("No datasets.")),
     h("section", {class: "card"}, h("h2", null, "Jobs"), jobs.jobs.length
-      ? table(["Name", "Latest run", "Updated"], jobs.jobs.map((j) => [
-        link(jobHref(j.namespace, j.name), j.name), j.latestRun ? badge(j.latestRun.state) : "—", fmtTime(j.updatedAt)]))
+      ? table(["Name", "Latest run", "Runs", "Updated"], jobs.jobs.map((j) => [
+        link(jobHref(j.namespace, j.name), j.name), j.latestRun ? badge(j.latestRun.state) : "—",
+        runStates(j.latestRuns), fmtTime(j.updatedAt)]))
       : empty("No jobs."))));
 }
