@@ -122,7 +122,7 @@ def test_job_versions(client: TestClient) -> None:
     assert newest["latestRun"]["id"] == R2 and oldest["latestRun"]["id"] == R1
     assert oldest["facets"]["sql"] == {"query": "SELECT 1"}  # as it stood at that version's run
     assert newest["facets"]["sql"] == {"query": "SELECT 2"}
-    assert newest["location"] == "git https://git.example/etl/clean_orders.py"
+    assert newest["location"] == "https://git.example/etl/clean_orders.py"
     one = get(client, "/namespaces/warehouse/jobs/etl.clean_orders/versions/jv-clean-1")
     assert one == oldest
     assert "job 'nope'" in get(client, "/namespaces/warehouse/jobs/nope/versions", 404)["message"]

@@ -193,7 +193,8 @@ def job_version_json(row: JobVersionRow) -> dict[str, Any]:
         "namespace": row.namespace,
         "inputs": [_ref_json(ref) for ref in row.inputs],
         "outputs": [_ref_json(ref) for ref in row.outputs],
-        "location": row.location,
+        # the URL of the code location, as Marquez gives it (row.location is the whole identity)
+        "location": _facet_field(row.facets, "sourceCodeLocation", "url"),
         "runCount": row.run_count,
         "latestRun": run_json(row.latest_run) if row.latest_run else None,
         "facets": facets_json(row.facets),
