@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 
@@ -19,6 +20,7 @@ from headwater.cli import main
 from headwater.config import SETTINGS
 from headwater.query.run_events import read_run_events
 from headwater.store import open_store
+from tests.conftest import LiveServer
 from tests.factories import facet, run_event
 
 RUN_A = "0190f3c2-7d1e-7a2b-9c3d-4e5f60718293"  # a UUIDv7, as the Python client makes them
@@ -408,3 +410,17 @@ def test_serve_refuses_public_address_with_only_read_keys(tmp_path: Path) -> Non
     assert result.returncode == 1, (result.stdout, result.stderr)
     assert "without write keys" in result.stderr
     assert not database.parent.exists()
+
+
+def test_status_reads_a_running_servers_ingest_counters(live_server: LiveServer, database_url: str) -> None:
+    """`headwater status` asks the server's /metrics with the standard library (httpx is only a
+    development dependency, absent from an install made by the README's first command)."""
+    posted = httpx.post(f"{live_server.url}/api/v1/lineage", json=run_event())
+    assert posted.status_code == 201, posted.text
+    result = CliRunner().invoke(
+        main, ["status", "--database-url", database_url, "--url", live_server.url], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 event(s), 0 dead letter(s)" in result.output
+    assert f"server {live_server.url}:" in result.output
+    assert "http accepted: 1" in result.output or "http stored: 1" in result.output, result.output

@@ -442,7 +442,8 @@ def errors(
 def status(ctx: click.Context, database_url: str | None, url: str | None) -> None:
     """The store's counts, the Kafka consumer group's lag per partition (asked of the brokers), and
     a running server's ingest counters (from its /metrics)."""
-    import httpx
+    import urllib.error
+    import urllib.request
 
     from headwater.ingest.metrics import parse_samples
     from headwater.store import open_store
@@ -465,14 +466,14 @@ def status(ctx: click.Context, database_url: str | None, url: str | None) -> Non
         click.echo("kafka: not configured (HEADWATER_KAFKA_ENABLED, HEADWATER_KAFKA_BOOTSTRAP_SERVERS)")
 
     url = url or f"http://{settings.host}:{settings.port}"
-    try:
-        response = httpx.get(f"{url.rstrip('/')}/metrics", timeout=3)
-        response.raise_for_status()
-    except httpx.HTTPError as exc:
+    try:  # the standard library's client: httpx is only a development dependency
+        with urllib.request.urlopen(f"{url.rstrip('/')}/metrics", timeout=3) as answer:
+            text = answer.read().decode()
+    except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors
         click.echo(f"server {url}: no metrics ({exc})")
         return
     totals: dict[str, float] = {}
-    for name, labels, value in parse_samples(response.text):
+    for name, labels, value in parse_samples(text):
         if name == "headwater_ingest_events_total":
             totals[f"{labels['source']} {labels['outcome']}"] = value
         elif name in ("headwater_kafka_messages_consumed_total", "headwater_kafka_dead_letters_total"):
