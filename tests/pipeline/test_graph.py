@@ -10,11 +10,11 @@ from headwater.pipeline import graph
 def test_aliases_form_components_whatever_the_direction_of_the_links(spark: SparkSession) -> None:
     links = spark.createDataFrame(
         [
-            ("dataset:s3:b", "dataset:hive:a", "TABLE"),
-            ("dataset:x:c", "dataset:s3:b", ""),
-            ("dataset:p:q", "dataset:p:r", ""),
+            ("dataset:s3:b", "dataset:hive:a", 1),
+            ("dataset:x:c", "dataset:s3:b", 1),
+            ("dataset:p:q", "dataset:p:r", 1),
         ],
-        "node_id string, alias_node_id string, type string",
+        "node_id string, alias_node_id string, alias_known int",
     )
     result = {r["node_id"]: r["canonical_id"] for r in graph.aliases(links).collect()}
     assert result == {
@@ -24,6 +24,23 @@ def test_aliases_form_components_whatever_the_direction_of_the_links(spark: Spar
         "dataset:p:q": "dataset:p:q",
         "dataset:p:r": "dataset:p:q",
     }
+
+
+def test_a_name_only_a_symlinks_facet_declared_is_never_the_canonical_dataset(spark: SparkSession) -> None:
+    # Spark on Hive: the path is the dataset events name, the table only its symlink; the table's id
+    # sorts first ('/' < ':'), yet the canonical dataset must be one the model holds.
+    path = "dataset:hdfs://cluster:/user/hive/warehouse/t1"
+    table = "dataset:hdfs://cluster/user/hive/warehouse:default.t1"
+    other = "dataset:hdfs://cluster:/user/hive/warehouse/t1_copy"
+    links = spark.createDataFrame(
+        [(path, table, 0), (other, table, 0)], "node_id string, alias_node_id string, alias_known int"
+    )
+    assert table < path < other
+    result = {r["node_id"]: r["canonical_id"] for r in graph.aliases(links).collect()}
+    assert result == {path: path, table: path, other: path}
+    # once an event names the table itself, it is a dataset of the model and the smallest id wins
+    known = spark.createDataFrame([(path, table, 1)], "node_id string, alias_node_id string, alias_known int")
+    assert {r["canonical_id"] for r in graph.aliases(known).collect()} == {table}
 
 
 def test_edges_condensed_ultimate_and_depth_with_a_cycle(spark: SparkSession) -> None:

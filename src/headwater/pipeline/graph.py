@@ -23,12 +23,33 @@ def _fingerprint(df: DataFrame, value: str | Column) -> tuple[int, int]:
 def aliases(symlinks: DataFrame) -> DataFrame:
     """Datasets joined by symlinks → one canonical dataset per connected component.
 
-    The canonical id is the smallest node id of the component, so the answer does not depend on
-    which name arrived first or on which side declared the symlink.
+    `symlinks` holds (node_id, alias_node_id, alias_known): alias_known is 1 when an event named
+    the alias as a dataset itself. The canonical id is the smallest id of the component among the
+    datasets events named (every component has one: the dataset that declared the symlink), so the
+    answer does not depend on which name arrived first or on which side declared the symlink, and
+    it is always a dataset of the model: a name that only a symlinks facet declared (Spark's
+    `default.t1` for the path `/user/hive/warehouse/t1`) is an alias, never the canonical one, even
+    when it sorts first.
     """
-    edges = symlinks.select(F.col("node_id").alias("a"), F.col("alias_node_id").alias("b"))
-    both = edges.unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).distinct().cache()
-    labels = both.select(F.col("a").alias("node_id")).distinct().withColumn("label", F.col("node_id"))
+    edges = symlinks.select(
+        F.col("node_id").alias("a"), F.col("alias_node_id").alias("b"), F.col("alias_known").alias("b_known")
+    )
+    both = (
+        edges.select("a", "b")
+        .unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b")))
+        .distinct()
+        .cache()
+    )
+    # A label sorts known datasets ("0…") before names only a symlinks facet declared ("1…").
+    alias_known = F.coalesce(F.col("b_known") == 1, F.lit(False)).alias("known")
+    known = edges.select(F.col("a").alias("node_id"), F.lit(True).alias("known")).unionByName(
+        edges.select(F.col("b").alias("node_id"), alias_known)
+    )
+    labels = (
+        known.groupBy("node_id")
+        .agg(F.max("known").alias("known"))
+        .select("node_id", F.concat(F.when(F.col("known"), "0").otherwise("1"), "node_id").alias("label"))
+    )
     labels = labels.localCheckpoint()
     before = _fingerprint(labels, "label")
     for _ in range(MAX_ROUNDS):
@@ -46,7 +67,7 @@ def aliases(symlinks: DataFrame) -> DataFrame:
             break
         before = after
     both.unpersist()
-    return labels.select("node_id", F.col("label").alias("canonical_id"))
+    return labels.select("node_id", F.expr("substring(label, 2)").alias("canonical_id"))
 
 
 def canonical(df: DataFrame, column: str, alias_map: DataFrame) -> DataFrame:

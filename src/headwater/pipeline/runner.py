@@ -168,8 +168,9 @@ class Pipeline:
         tick = time.perf_counter()
         self._size_shuffles(self._graph_size())
         symlinks = self._query(
-            "SELECT node_id, alias_node_id, type FROM dataset_symlinks",
-            "node_id string, alias_node_id string, type string",
+            "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
+            "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id",
+            "node_id string, alias_node_id string, alias_known int",
         )
         current_io = self._query(
             "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
