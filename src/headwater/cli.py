@@ -740,6 +740,32 @@ def upgrade(ctx: click.Context, database_url: str | None) -> None:
         click.echo(f"schema is up to date (version {version})")
 
 
+@db.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@database_option
+@click.option("--force", is_flag=True, help="Replace PATH when it exists.")
+@click.pass_context
+def backup(ctx: click.Context, path: str, database_url: str | None, force: bool) -> None:
+    """Copy a SQLite store to PATH while it keeps serving (SQLite's online backup).
+
+    The copy is the store as of one commit, whole transactions only; ingest and reads go on
+    meanwhile. Restore: stop Headwater, remove the store's file with its -wal and -shm files, and
+    put the copy in its place (docs/operations.md). For PostgreSQL use pg_dump; this says how.
+    """
+    from headwater.store.backup import backup_store
+
+    settings = _settings(ctx, database_url=database_url)
+    try:
+        summary = backup_store(settings.database_url, path, overwrite=force)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(
+        f"backed up {redact_url(settings.database_url)} to {summary.path}: {summary.events} event(s) up to "
+        f"seq {summary.last_seq}, schema version {summary.schema_version}, "
+        f"{summary.bytes / 1024**2:.1f} MiB in {summary.seconds:.1f} s"
+    )
+
+
 @main.command("settings")
 @click.pass_context
 def show_settings(ctx: click.Context) -> None:
