@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from headwater.config import SETTINGS, Settings, load_settings, redact_options
+from headwater.config import SETTINGS, Settings, load_settings, redact_options, to_environment
 from headwater.errors import ConfigError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
@@ -43,11 +44,32 @@ def test_values_are_parsed_with_clear_errors() -> None:
 
 
 def test_every_setting_is_documented_with_its_default() -> None:
-    text = DOCS.read_text()
+    """docs/configuration.md has a row per setting whose default column is the registry's default,
+    spelt as its variable takes it (`(none)` when empty)."""
+    rows = {}
+    for line in DOCS.read_text().splitlines():
+        if line.startswith("| `HEADWATER_"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells[1]
+    assert set(rows) == {setting.env for setting in SETTINGS}
     for setting in SETTINGS:
-        assert f"`{setting.env}`" in text, f"{setting.env} is missing from docs/configuration.md"
-    documented = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `HEADWATER_")}
-    assert documented == {setting.env for setting in SETTINGS}
+        cell = rows[setting.env]
+        documented = cell.split("`")[1] if cell.startswith("`") else cell
+        expected = setting.shown_default or "(none)"
+        assert documented == expected, (
+            f"{setting.env}: docs/configuration.md says {cell}, the default is {expected}"
+        )
+
+
+def test_the_registry_is_the_settings_defaults() -> None:
+    """Each default is written once: the registry's entries are the Settings fields' defaults."""
+    defaults = Settings()
+    assert [s.name for s in SETTINGS] == [f.name for f in fields(Settings) if f.name != "sources"]
+    for setting in SETTINGS:
+        assert getattr(defaults, setting.name) == setting.default
+        assert setting.parse(setting.shown_default) == setting.default or setting.shown_default == ""
+    assert to_environment(defaults) == {s.env: s.shown_default for s in SETTINGS}
+    assert load_settings(environ=to_environment(defaults)) == defaults
 
 
 def test_kafka_settings_and_librdkafka_options(tmp_path: Path) -> None:

@@ -14,7 +14,17 @@ import click
 
 from headwater import __version__
 from headwater.cli_elements import elements, events
-from headwater.config import SETTINGS, Settings, load_settings, redact_options, redact_url, to_environment
+from headwater.cli_options import database_option, log_level_option, setting_option
+from headwater.config import (
+    CONFIG_ENV,
+    DEFAULT_CONFIG_FILE,
+    SETTINGS,
+    Settings,
+    load_settings,
+    redact_options,
+    redact_url,
+    to_environment,
+)
 from headwater.errors import HeadwaterError
 
 log = logging.getLogger("headwater")
@@ -35,51 +45,63 @@ def _setup_logging(level: str) -> None:
     )
 
 
-database_option = click.option(
-    "--database-url",
-    help="Store URL (default: HEADWATER_DATABASE_URL, else sqlite:///.headwater/headwater.db).",
-)
+_DEFAULTS = Settings()
+_SERVER = f"http://{_DEFAULTS.host}:{_DEFAULTS.port}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="headwater")
-@click.option(
-    "--config",
-    type=click.Path(dir_okay=False),
-    help="TOML settings file (default: HEADWATER_CONFIG, else ./headwater.toml when present).",
-)
-def main(config: str | None) -> None:
-    """Headwater: an OpenLineage lineage server.
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    help=f"""Headwater: an OpenLineage lineage server.
 
     \b
     Start everything:       headwater up            (server + lineage pipeline; --demo for sample data)
     Start the server only:  headwater serve
     Build the lineage:      headwater pipeline run  (or --continuous)
-    Send it events:         POST http://127.0.0.1:8008/api/v1/lineage (the OpenLineage HTTP transport)
+    Send it events:         POST {_SERVER}/api/v1/lineage (the OpenLineage HTTP transport)
     Replay event files:     headwater ingest events.ndjson more/   (--generic: FastScore-style events)
     Browse generic events:  headwater elements --type model · headwater events --generic
     Consume from Kafka:     headwater consume (or HEADWATER_KAFKA_ENABLED=true headwater serve)
-    Read a run's events:    GET /api/atlas/v2/openlineage/runs/{runId}
-    Show a node's lineage:  headwater lineage dataset:{namespace}:{name} --direction up
+    Read a run's events:    GET /api/atlas/v2/openlineage/runs/{{runId}}
+    Show a node's lineage:  headwater lineage dataset:{{namespace}}:{{name}} --direction up
+    Back up the store:      headwater db backup PATH
     See every setting:      headwater settings
-    """
+    """,
+)
+@click.version_option(__version__, prog_name="headwater")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    help=f"TOML settings file (default: {CONFIG_ENV}, else ./{DEFAULT_CONFIG_FILE} when present).",
+)
+def main(config: str | None) -> None:
+    pass
+
+
+host_option = setting_option("--host", setting_name="host")
+port_option = setting_option("--port", setting_name="port")
+
+
+def _repeated(values: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
+    """A repeatable option's values, each comma-separated like its variable: flattened, None when
+    not given (the setting then keeps its value)."""
+    return tuple(item for value in values for item in value) or None
 
 
 @main.command()
-@click.option("--host", help="Listen address (default 127.0.0.1).")
-@click.option("--port", type=int, help="Port (default 8008).")
+@host_option
+@port_option
 @database_option
-@click.option("--write-key", "write_keys", multiple=True, help="API key allowed to send events (repeatable).")
-@click.option("--read-key", "read_keys", multiple=True, help="API key allowed to read (repeatable).")
-@click.option("--max-body-bytes", type=int, help="Largest request body accepted (default 16 MiB).")
-@click.option("--insecure", is_flag=True, default=None, help="Allow a non-loopback address without keys.")
-@click.option("--log-level", help="debug, info, warning or error.")
-@click.option("--workers", type=click.IntRange(min=1), help="HTTP server processes (default 1).")
+@setting_option("--write-key", "write_keys", setting_name="write_keys", multiple=True)
+@setting_option("--read-key", "read_keys", setting_name="read_keys", multiple=True)
+@setting_option("--max-body-bytes", setting_name="max_body_bytes")
+@setting_option("--insecure", setting_name="insecure")
+@log_level_option
+@setting_option("--workers", setting_name="workers")
 @click.pass_context
 def serve(ctx: click.Context, /, **options: Any) -> None:
     """Run the HTTP server: ingest, run-events API, OpenAPI docs at /docs."""
-    options["write_keys"] = tuple(options["write_keys"]) or None
-    options["read_keys"] = tuple(options["read_keys"]) or None
+    options["write_keys"] = _repeated(options["write_keys"])
+    options["read_keys"] = _repeated(options["read_keys"])
     settings = _settings(ctx, **options)
     _setup_logging(settings.log_level)
     if not _is_loopback(settings.host):
@@ -223,12 +245,10 @@ def ingest(
 
 @main.command()
 @database_option
-@click.option("--bootstrap-servers", "kafka_bootstrap_servers", help="Kafka brokers, host:port,…")
-@click.option("--topic", "kafka_topics", multiple=True, help="Topic to consume (repeatable).")
-@click.option(
-    "--generic-topic", "kafka_generic_topics", multiple=True, help="Topic of generic events (repeatable)."
-)
-@click.option("--group-id", "kafka_group_id", help="Consumer group (default headwater).")
+@setting_option("--bootstrap-servers", setting_name="kafka_bootstrap_servers")
+@setting_option("--topic", "kafka_topics", setting_name="kafka_topics", multiple=True)
+@setting_option("--generic-topic", "kafka_generic_topics", setting_name="kafka_generic_topics", multiple=True)
+@setting_option("--group-id", setting_name="kafka_group_id")
 @click.option("--metrics-port", type=int, help="Serve GET /metrics (Prometheus) on HEADWATER_HOST:PORT.")
 @click.option(
     "--processes",
@@ -237,7 +257,7 @@ def ingest(
     show_default=True,
     help="Consumers of the group to run, a process each (one core each); they share the partitions.",
 )
-@click.option("--log-level", help="debug, info, warning or error.")
+@log_level_option
 @click.pass_context
 def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **options: Any) -> None:
     """Consume OpenLineage events from Kafka into the store, until SIGINT or SIGTERM.
@@ -250,8 +270,8 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
     from headwater.ingest.kafka_processes import consume_in_processes
     from headwater.store import open_store
 
-    options["kafka_topics"] = tuple(options["kafka_topics"]) or None
-    options["kafka_generic_topics"] = tuple(options["kafka_generic_topics"]) or None
+    options["kafka_topics"] = _repeated(options["kafka_topics"])
+    options["kafka_generic_topics"] = _repeated(options["kafka_generic_topics"])
     settings = _settings(ctx, **options)
     _setup_logging(settings.log_level)
     try:
@@ -519,20 +539,12 @@ def _echo_group_lag(settings: Settings) -> None:
 # ---------------------------------------------------------------------------------------------
 pipeline_options = [
     database_option,
-    click.option(
-        "--master", "spark_master", help="Spark master: local[*] (default), local[N], spark://host:7077."
-    ),
-    click.option(
-        "--batch-events", "pipeline_batch_events", type=click.IntRange(min=1), help="Events per batch."
-    ),
-    click.option(
-        "--dogfood/--no-dogfood",
-        "pipeline_dogfood",
-        default=None,
-        help="Report the pipeline's own runs as OpenLineage events (default on).",
-    ),
-    click.option("--log-level", help="debug, info, warning or error."),
+    setting_option("--master", setting_name="spark_master"),
+    setting_option("--batch-events", setting_name="pipeline_batch_events"),
+    setting_option("--dogfood/--no-dogfood", setting_name="pipeline_dogfood"),
+    log_level_option,
 ]
+interval_option = setting_option("--interval", setting_name="pipeline_interval")
 
 
 def _with_pipeline_options(command: Any) -> Any:
@@ -586,27 +598,27 @@ def _describe_pass(result: Any) -> str:
     )
 
 
-@main.group()
-def pipeline() -> None:
-    """The Spark pipeline that turns stored events into the lineage model.
+@main.group(
+    help=f"""The Spark pipeline that turns stored events into the lineage model.
 
     \b
     Once:          headwater pipeline run                   (new events since the last run)
-    Keep up:       headwater pipeline run --continuous      (a pass every 5 s)
+    Keep up:       headwater pipeline run --continuous      (a pass every {_DEFAULTS.pipeline_interval:g} s)
     On a cluster:  headwater pipeline run --master spark://host:7077
     From scratch:  headwater pipeline rebuild
 
     Each batch is published with its checkpoint in one transaction: stop it at any moment and
     the next run carries on, with the same model an uninterrupted run would have built.
     """
+)
+def pipeline() -> None:
+    pass
 
 
 @pipeline.command("run")
 @_with_pipeline_options
 @click.option("--continuous", is_flag=True, help="Keep running: a pass every --interval.")
-@click.option(
-    "--interval", "pipeline_interval", type=float, help="Seconds between continuous passes (default 5)."
-)
+@interval_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
@@ -649,11 +661,9 @@ def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None
 
 @main.command()
 @_with_pipeline_options
-@click.option("--host", help="Listen address (default 127.0.0.1).")
-@click.option("--port", type=int, help="Port (default 8008).")
-@click.option(
-    "--interval", "pipeline_interval", type=float, help="Seconds between pipeline passes (default 5)."
-)
+@host_option
+@port_option
+@interval_option
 @click.option(
     "--demo", is_flag=True, help="First load a generated, realistic lineage (a few hundred events)."
 )

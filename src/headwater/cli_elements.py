@@ -8,15 +8,12 @@ from typing import Any
 import click
 import orjson
 
+from headwater.cli_options import database_option
 from headwater.config import Settings, load_settings
 from headwater.errors import HeadwaterError
 from headwater.store import EventStore, open_store
 from headwater.store.generic import GenericStore, generic_store
 
-database_option = click.option(
-    "--database-url",
-    help="Store URL (default: HEADWATER_DATABASE_URL, else sqlite:///.headwater/headwater.db).",
-)
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON, as the browse API answers.")
 limit_option = click.option(
     "--limit", default=100, show_default=True, type=click.IntRange(1, 1000), help="How many."

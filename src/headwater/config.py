@@ -17,6 +17,8 @@ from headwater.errors import ConfigError
 
 DEFAULT_DATABASE_URL = "sqlite:///.headwater/headwater.db"
 ENV_PREFIX = "HEADWATER_"
+CONFIG_ENV = ENV_PREFIX + "CONFIG"
+DEFAULT_CONFIG_FILE = "headwater.toml"
 
 
 def _bool(value: str) -> bool:
@@ -31,10 +33,21 @@ def _bool(value: str) -> bool:
 def _seconds(value: str) -> float:
     """`5`, `5s`, `500ms`, `2m` → seconds."""
     text = value.strip().lower()
-    for suffix, factor in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
-        if text.endswith(suffix):
-            return float(text[: -len(suffix)]) * factor
-    return float(text)
+    try:
+        for suffix, factor in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
+            if text.endswith(suffix):
+                return float(text[: -len(suffix)]) * factor
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a duration (5, 5s, 500ms, 2m)") from None
+
+
+def _count(value: str) -> int:
+    """A whole number of things, at least 1."""
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"{value.strip()} is not 1 or more")
+    return number
 
 
 def _keys(value: str) -> tuple[str, ...]:
@@ -42,11 +55,15 @@ def _keys(value: str) -> tuple[str, ...]:
 
 
 def _size(value: str) -> int:
+    """`1048576`, `512KiB`, `16MiB`, `1GiB`, `100K`, `2M` (B optional) → bytes."""
     text = value.strip().upper().removesuffix("B")
-    for suffix, factor in (("KI", 1024), ("MI", 1024**2), ("GI", 1024**3), ("K", 1000), ("M", 1000**2)):
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)]) * factor)
-    return int(text)
+    try:
+        for suffix, factor in (("KI", 1024), ("MI", 1024**2), ("GI", 1024**3), ("K", 1000), ("M", 1000**2)):
+            if text.endswith(suffix):
+                return int(float(text[: -len(suffix)]) * factor)
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a size (bytes, or 512KiB, 16MiB, 1GiB)") from None
 
 
 def _options(value: str) -> tuple[tuple[str, str], ...]:
@@ -104,171 +121,134 @@ class Setting:
     def env(self) -> str:
         return ENV_PREFIX + self.name.upper()
 
+    @property
+    def shown_default(self) -> str:
+        """The default as its environment variable would spell it ("" when empty)."""
+        return as_text(self.default)
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "database_url",
+
+def as_text(value: Any) -> str:
+    """A setting's value as its `HEADWATER_*` variable spells it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple):
+        return ",".join(item if isinstance(item, str) else "=".join(item) for item in value)
+    return str(value)
+
+
+def _setting(default: Any, help: str, parse: Callable[[str], Any] = str, *, in_repr: bool = True) -> Any:
+    """A field of Settings that is a setting: its default, what it does and how its text is read.
+    The one place a default is written; the CLI, `headwater settings` and the docs read it here."""
+    return field(default=default, repr=in_repr, metadata={"help": help, "parse": parse})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved configuration every part of Headwater reads, and the registry of settings:
+    each field made by `_setting` is one (SETTINGS lists them)."""
+
+    database_url: str = _setting(
         DEFAULT_DATABASE_URL,
         "The store. `sqlite:///relative/path.db`, `sqlite:////absolute/path.db` or "
-        "`postgresql://user@host:5432/dbname`. The default is one SQLite file under ./.headwater/.",
-    ),
-    Setting("host", "127.0.0.1", "Address the HTTP server listens on."),
-    Setting("port", 8008, "Port the HTTP server listens on.", int),
-    Setting(
-        "write_keys",
+        "`postgresql://user@host:5432/dbname`.",
+    )
+    host: str = _setting("127.0.0.1", "Address the HTTP server listens on.")
+    port: int = _setting(8008, "Port the HTTP server listens on.", int)
+    write_keys: tuple[str, ...] = _setting(
         (),
         "Comma-separated API keys allowed to send events (`Authorization: Bearer <key>`). "
         "When set, writes need one of them (a read key gets 403, an unknown key 401); "
         "when empty, writes are open.",
         _keys,
-    ),
-    Setting(
-        "read_keys",
+    )
+    read_keys: tuple[str, ...] = _setting(
         (),
         "Comma-separated API keys allowed to read. When set, reads need one of them (a write key "
         "gets 403, an unknown key 401); when empty, reads are open.",
         _keys,
-    ),
-    Setting(
-        "insecure",
-        False,
-        "Allow listening on a non-loopback address without write keys.",
-        _bool,
-    ),
-    Setting("max_body_bytes", 16 * 1024**2, "Largest request body accepted, after gzip (413 beyond).", _size),
-    Setting("max_batch_events", 50_000, "Most events accepted in one request (413 beyond).", int),
-    Setting(
-        "commit_batch_events",
-        2_000,
-        "Most events the writer groups into one durable commit (group commit).",
-        int,
-    ),
-    Setting("log_level", "info", "Logging level: debug, info, warning, error."),
-    Setting(
-        "workers",
+    )
+    insecure: bool = _setting(False, "Allow listening on a non-loopback address without write keys.", _bool)
+    max_body_bytes: int = _setting(
+        16 * 1024**2, "Largest request body accepted, after gzip (413 beyond); `16MiB`, `512KiB`.", _size
+    )
+    max_batch_events: int = _setting(50_000, "Most events accepted in one request (413 beyond).", _count)
+    commit_batch_events: int = _setting(
+        2_000, "Most events the writer groups into one durable commit (group commit).", _count
+    )
+    log_level: str = _setting("info", "Logging level: debug, info, warning, error.")
+    workers: int = _setting(
         1,
         "HTTP server processes. Ingest is CPU-bound Python: 2 on a 2-core machine roughly doubles it; "
         "each process has its own group-commit writer (and Kafka consumer when enabled).",
-        int,
-    ),
-    Setting(
-        "kafka_enabled",
+        _count,
+    )
+    kafka_enabled: bool = _setting(
         False,
         "Consume OpenLineage events from Kafka inside `headwater serve` (`headwater consume` runs "
         "the consumer alone whatever this says).",
         _bool,
-    ),
-    Setting("kafka_bootstrap_servers", "localhost:9092", "Comma-separated Kafka brokers, host:port."),
-    Setting("kafka_topics", ("openlineage.events",), "Comma-separated topics to consume.", _keys),
-    Setting(
-        "kafka_generic_topics",
+    )
+    kafka_bootstrap_servers: str = _setting("localhost:9092", "Comma-separated Kafka brokers, host:port.")
+    kafka_topics: tuple[str, ...] = _setting(
+        ("openlineage.events",), "Comma-separated topics to consume.", _keys
+    )
+    kafka_generic_topics: tuple[str, ...] = _setting(
         ("lineage.generic",),
         "Comma-separated topics of generic events (FastScore style), consumed by the same consumer "
         "with the same guarantees; empty for none.",
         _keys,
-    ),
-    Setting(
-        "kafka_group_id",
-        "headwater",
-        "Consumer group: consumers of one group share the partitions and its committed offsets.",
-    ),
-    Setting(
-        "kafka_batch_size",
-        2_000,
-        "Most messages consumed, stored in one durable commit and acknowledged together.",
-        int,
-    ),
-    Setting(
-        "kafka_poll_timeout",
-        0.5,
-        "Seconds the consumer waits for a batch to fill before storing what has come.",
-        float,
-    ),
-    Setting(
-        "kafka_max_message_bytes",
-        1024**2,
-        "Largest message value accepted from Kafka; a larger one is dead-lettered.",
-        _size,
-    ),
-    Setting(
-        "kafka_error_topic",
+    )
+    kafka_group_id: str = _setting(
+        "headwater", "Consumer group: consumers of one group share the partitions and its committed offsets."
+    )
+    kafka_batch_size: int = _setting(
+        2_000, "Most messages consumed, stored in one durable commit and acknowledged together.", _count
+    )
+    kafka_poll_timeout: float = _setting(
+        0.5, "Seconds the consumer waits for a batch to fill before storing what has come.", float
+    )
+    kafka_max_message_bytes: int = _setting(
+        1024**2, "Largest message value accepted from Kafka; a larger one is dead-lettered.", _size
+    )
+    kafka_error_topic: bool = _setting(
         False,
         "Also produce every dead-lettered message to `<topic>.errors` (the table keeps them anyway).",
         _bool,
-    ),
-    Setting(
-        "kafka_options",
+    )
+    kafka_options: tuple[tuple[str, str], ...] = _setting(  # may hold secrets: kept out of repr
         (),
         "librdkafka options for the consumer (and error-topic producer), e.g. "
         "`security.protocol=SASL_SSL,sasl.mechanism=PLAIN,sasl.username=u,sasl.password=p`; "
         "in the TOML file a `[kafka_options]` table.",
         _options,
-    ),
-    Setting(
-        "spark_master",
+        in_repr=False,
+    )
+    spark_master: str = _setting(
         "local[*]",
         "Where the lineage pipeline runs Spark: `local[*]` (all cores of this machine), `local[N]`, "
         "or a cluster `spark://host:7077`.",
-    ),
-    Setting(
-        "spark_driver_memory",
-        "4g",
-        "Memory of the pipeline's Spark driver JVM (in local mode the executors run inside it).",
-    ),
-    Setting("pipeline_interval", 5.0, "Seconds between passes of the continuous pipeline.", _seconds),
-    Setting(
-        "pipeline_batch_events",
+    )
+    spark_driver_memory: str = _setting(
+        "4g", "Memory of the pipeline's Spark driver JVM (in local mode the executors run inside it)."
+    )
+    pipeline_interval: float = _setting(
+        5.0, "Seconds between passes of the continuous pipeline (`5`, `500ms`, `2m`).", _seconds
+    )
+    pipeline_batch_events: int = _setting(
         200_000,
         "Most events one pipeline batch takes (each is published with its checkpoint in one transaction).",
-        int,
-    ),
-    Setting(
-        "pipeline_partitions",
-        0,
-        "Partitions Spark splits a batch of events into (0: two per core Spark has).",
-        int,
-    ),
-    Setting(
-        "pipeline_dogfood",
+        _count,
+    )
+    pipeline_partitions: int = _setting(
+        0, "Partitions Spark splits a batch of events into (0: two per core Spark has).", int
+    )
+    pipeline_dogfood: bool = _setting(
         True,
         "Report each pipeline run as OpenLineage events (job `headwater.pipeline`) into the store.",
         _bool,
-    ),
-)
-_BY_NAME = {setting.name: setting for setting in SETTINGS}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The resolved configuration every part of Headwater reads."""
-
-    database_url: str = DEFAULT_DATABASE_URL
-    host: str = "127.0.0.1"
-    port: int = 8008
-    write_keys: tuple[str, ...] = ()
-    read_keys: tuple[str, ...] = ()
-    insecure: bool = False
-    max_body_bytes: int = 16 * 1024**2
-    max_batch_events: int = 50_000
-    commit_batch_events: int = 2_000
-    log_level: str = "info"
-    workers: int = 1
-    kafka_enabled: bool = False
-    kafka_bootstrap_servers: str = "localhost:9092"
-    kafka_topics: tuple[str, ...] = ("openlineage.events",)
-    kafka_generic_topics: tuple[str, ...] = ("lineage.generic",)
-    kafka_group_id: str = "headwater"
-    kafka_batch_size: int = 2_000
-    kafka_poll_timeout: float = 0.5
-    kafka_max_message_bytes: int = 1024**2
-    kafka_error_topic: bool = False
-    kafka_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets
-    spark_master: str = "local[*]"
-    spark_driver_memory: str = "4g"
-    pipeline_interval: float = 5.0
-    pipeline_batch_events: int = 200_000
-    pipeline_partitions: int = 0
-    pipeline_dogfood: bool = True
+    )
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def override(self, **values: Any) -> Settings:
@@ -280,19 +260,22 @@ class Settings:
         return replace(self, **given)
 
 
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(f.name, f.default, f.metadata["help"], f.metadata["parse"])
+    for f in fields(Settings)
+    if "help" in f.metadata
+)
+_BY_NAME = {setting.name: setting for setting in SETTINGS}
+
+
+def setting(name: str) -> Setting:
+    """The setting of that name (KeyError for none)."""
+    return _BY_NAME[name]
+
+
 def to_environment(settings: Settings) -> dict[str, str]:
     """Every setting as the `HEADWATER_*` variable that reproduces it (for worker processes)."""
-    environ: dict[str, str] = {}
-    for setting in SETTINGS:
-        value = getattr(settings, setting.name)
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, tuple):
-            text = ",".join(item if isinstance(item, str) else "=".join(item) for item in value)
-        else:
-            text = str(value)
-        environ[setting.env] = text
-    return environ
+    return {setting.env: as_text(getattr(settings, setting.name)) for setting in SETTINGS}
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
@@ -301,8 +284,8 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
             return setting.parse(value)
         if setting.parse is _keys and isinstance(value, list):
             return tuple(str(v) for v in value)
-        if setting.parse in (int, _size) and isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if setting.parse in (int, _size, _count) and isinstance(value, int) and not isinstance(value, bool):
+            return setting.parse(str(value))
         if setting.parse is _bool and isinstance(value, bool):
             return value
         if setting.parse is float and isinstance(value, int | float) and not isinstance(value, bool):
@@ -321,8 +304,8 @@ def load_settings(
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    path = Path(config_file or env.get(ENV_PREFIX + "CONFIG") or "headwater.toml")
-    explicit = config_file is not None or ENV_PREFIX + "CONFIG" in env
+    path = Path(config_file or env.get(CONFIG_ENV) or DEFAULT_CONFIG_FILE)
+    explicit = config_file is not None or CONFIG_ENV in env
     if path.exists():
         try:
             table = tomllib.loads(path.read_text())
@@ -341,6 +324,4 @@ def load_settings(
         if setting.env in env:
             values[setting.name] = _coerce(setting, env[setting.env], setting.env)
             sources[setting.name] = setting.env
-    names = {f.name for f in fields(Settings)}
-    assert set(_BY_NAME) <= names, "every Setting needs a Settings field"
     return Settings(**values, sources=sources)
