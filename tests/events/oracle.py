@@ -266,6 +266,8 @@ class Expected:
     # must name a path of some group, and every group must be named by some error.
     faults: frozenset[frozenset[str]] = frozenset()
     untrusted: frozenset[str] = frozenset()  # facet paths an accepted event reports
+    # run ids an accepted event keeps with a "not a UUID" warning (D4), by path
+    lenient_run_ids: frozenset[str] = frozenset()
     notes: tuple[str, ...] = field(default=())  # jsonschema's own messages, for failure reports
 
 
@@ -301,11 +303,11 @@ def expected(doc: Any) -> Expected:
         if ticks is not None and not _FIRST_TICK <= ticks <= _LAST_TICK:
             faults.add(frozenset({"eventTime"}))
             notes.append("eventTime: outside the eventId range")
+    lenient: set[str] = set()
     run = core.get("run")
-    run_id = run.get("runId") if kind == "run" and isinstance(run, dict) else None
-    if isinstance(run_id, str) and not _CANONICAL_UUID.fullmatch(run_id):  # F3
-        faults.add(frozenset({"run.runId"}))
-        notes.append("run.runId: not an 8-4-4-4-12 hex UUID")
+    if kind == "run" and isinstance(run, dict) and lenient_run_id(run.get("runId")):  # D4
+        run["runId"] = STAND_IN_UUID
+        lenient.add("run.runId")
     if kind is None:
         faults.add(frozenset({"event"}))
         notes.append("event: none of run, job, dataset")
@@ -317,10 +319,36 @@ def expected(doc: Any) -> Expected:
         notes.append(f"{error.json_path}: {error.message}")
     if faults:
         return Expected(False, frozenset(faults), notes=tuple(notes))
-    untrusted = {
-        join(path, name)
-        for path, container, facet_kind in facet_containers(doc, kind or "run")
-        for name, value in container.items()
-        if facet_errors(value, facet_kind)
-    }
-    return Expected(True, untrusted=frozenset(untrusted))
+    untrusted = set()
+    for path, container, facet_kind in facet_containers(doc, kind or "run"):
+        for name, value in container.items():
+            if path == "run.facets" and name == "parent":
+                value, ids = lenient_parent(value)
+                lenient |= {f"run.facets.parent.{where}" for where in ids}
+            if facet_errors(value, facet_kind):
+                untrusted.add(join(path, name))
+    return Expected(True, untrusted=frozenset(untrusted), lenient_run_ids=frozenset(lenient))
+
+
+# D4: a run id is any non-empty string; one that is not an 8-4-4-4-12 hex UUID is kept with a
+# warning, in run.runId and in the parent facet's run.runId and root.run.runId alike. The facet's
+# schema judges the rest of the facet (its ids replaced by a valid UUID).
+STAND_IN_UUID = "00000000-0000-4000-8000-000000000000"
+
+
+def lenient_run_id(value: Any) -> bool:
+    return isinstance(value, str) and value != "" and not _CANONICAL_UUID.fullmatch(value)
+
+
+def lenient_parent(facet: Any) -> tuple[Any, list[str]]:
+    """The parent facet with its lenient run ids replaced, and their paths inside the facet."""
+    if not isinstance(facet, dict):
+        return facet, []
+    facet = copy.deepcopy(facet)
+    ids = []
+    for where, holder in (("run", facet), ("root.run", facet.get("root"))):
+        run = holder.get("run") if isinstance(holder, dict) else None
+        if isinstance(run, dict) and lenient_run_id(run.get("runId")):
+            run["runId"] = STAND_IN_UUID
+            ids.append(f"{where}.runId")
+    return facet, ids

@@ -27,6 +27,11 @@ the oracle:
       of the top-level ``oneOf``.  So a JobEvent that also carries ``dataset`` is accepted (the core
       matches both JobEvent and DatasetEvent), and an event whose schemaURL names JobEvent but which
       carries a ``run`` is rejected (the core would take it as a RunEvent).
+  D4. A run id (``run.runId``, and the parent facet's ``run.runId`` and ``root.run.runId``) is any
+      non-empty string; one that is not a UUID in the canonical 8-4-4-4-12 hex form (so also what
+      jsonschema's ``uuid`` takes beyond it: a trailing ``-`` or ``}``, non-ASCII digits) is kept as
+      sent and reported as a warning naming its path, which marks nothing untrusted.  The rest of the
+      parent facet is still checked against its schema.
 
 Further differences found by these tests, NOT in docs/events.md (reported; applied in the oracle so
 that the differential test checks everything else, and pinned one by one in
@@ -37,9 +42,6 @@ that the differential test checks everything else, and pinned one by one in
       (jsonschema's date-time rejects all of them).
   F2. eventTimes before 1582-10-15T00:00:00Z or after 5236-03-31T21:21:00.6846975Z are rejected: an
       eventId (version-1 UUID) cannot represent them (the core accepts years 0001-9999).
-  F3. ``run.runId`` must be the canonical 8-4-4-4-12 hex form; jsonschema's ``uuid`` format also
-      takes what ``uuid.UUID`` parses with dashes at 8/13/18/23 (a trailing ``-`` or ``}``,
-      non-ASCII digits).
 
 Bugs found (not applied in the oracle; the ``test_bug_*`` tests fail until they are fixed, and the
 differential tests fail on the inputs that reach them):
@@ -388,6 +390,22 @@ class Outcome:
     accepted: bool
     paths: frozenset[str]  # error paths when rejected, untrusted facet paths when accepted
     messages: tuple[str, ...]
+    run_ids: frozenset[str] = frozenset()  # paths of run ids warned as not UUIDs (D4)
+
+
+RUN_ID_PATHS = ("run.runId", "run.facets.parent.run.runId", "run.facets.parent.root.run.runId")
+
+
+def _run_id_warning(warning: str, doc: Any) -> str | None:
+    """The path of a run id this warning reports as not a UUID (D4), else None."""
+    path, _, reason = warning.partition(": ")
+    if path not in RUN_ID_PATHS:
+        return None
+    node: Any = doc
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    assert reason == f"{node!r} is not a UUID", warning
+    return path
 
 
 def headwater(doc: Any) -> Outcome:
@@ -396,11 +414,13 @@ def headwater(doc: Any) -> Outcome:
     except InvalidEvent as exc:
         return Outcome(False, frozenset(e.partition(": ")[0] for e in exc.errors), tuple(exc.errors))
     untrusted = frozenset(event.untrusted_facets)
+    run_ids = {w: _run_id_warning(w, doc) for w in event.warnings}
+    facet_warnings = [w for w, run_id in run_ids.items() if run_id is None]
     for path in untrusted:  # every untrusted facet is explained by a warning, and the other way round
-        assert any(w.startswith(f"{path}: ") for w in event.warnings), (path, event.warnings)
-    for warning in event.warnings:
+        assert any(w.startswith(f"{path}: ") for w in facet_warnings), (path, event.warnings)
+    for warning in facet_warnings:
         assert any(warning.startswith(f"{path}: ") for path in untrusted), (warning, untrusted)
-    return Outcome(True, untrusted, event.warnings)
+    return Outcome(True, untrusted, event.warnings, frozenset(p for p in run_ids.values() if p))
 
 
 def disagreement(doc: Any) -> str | None:
@@ -421,6 +441,8 @@ def disagreement(doc: Any) -> str | None:
     if got.accepted:
         if got.paths != want.untrusted:
             return f"untrusted {sorted(got.paths)} != expected {sorted(want.untrusted)} ({got.messages})"
+        if got.run_ids != want.lenient_run_ids:
+            return f"run ids warned {sorted(got.run_ids)} != expected {sorted(want.lenient_run_ids)}"
         return None
     allowed = set().union(*want.faults)
     blamed = sorted(p for p in got.paths if p not in allowed)
@@ -592,7 +614,7 @@ TIMES = [
 UUIDS = [
     RUN_ID,
     RUN_ID.upper(),
-    RUN_ID + "-",  # F3
+    RUN_ID + "-",  # D4: jsonschema's uuid takes it, it is not the canonical form
     RUN_ID + "}",
     RUN_ID[:-1] + "\u0663",
     RUN_ID.replace("-", ""),
@@ -601,6 +623,8 @@ UUIDS = [
     RUN_ID[:-1],
     RUN_ID[:-1] + "g",
     " " + RUN_ID,
+    "run_id",  # D4
+    "a/b c%",
     "",
 ]
 EVENT_TYPES = ["START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER", "start", "DONE", "", None, 1, True]
@@ -880,9 +904,11 @@ DIFFERENCES: dict[str, tuple[Callable[[], dict[str, Any]], bool]] = {
     "F1 leap second": (lambda: _with(rich_run_event(), eventTime="2016-12-31T23:59:60Z"), True),
     "F2 before 1582-10-15": (lambda: _with(rich_run_event(), eventTime="1000-01-01T00:00:00Z"), False),
     "F2 after 5236": (lambda: _with(rich_run_event(), eventTime="9999-01-01T00:00:00Z"), False),
-    "F3 runId with a trailing dash": (
-        lambda: _with(rich_run_event(), run={"runId": RUN_ID + "-"}),
-        False,
+    "D4 runId that is not a UUID": (lambda: _with(rich_run_event(), run={"runId": "run_id"}), True),
+    "D4 runId of a scheduler": (lambda: _with(rich_run_event(), run={"runId": "dag_run_2024-11-26"}), True),
+    "D4 runId with a slash, a space and a percent sign": (
+        lambda: _with(rich_run_event(), run={"runId": "a/b c%"}),
+        True,
     ),
 }
 
@@ -895,6 +921,39 @@ def test_differences_from_the_core_schema(name: str) -> None:
     assert headwater(make()).accepted is headwater_accepts
     assert oracle.expected(make()).accepted is headwater_accepts  # ... and one the oracle applies
     assert disagreement(make()) is None
+
+
+@needs_spec
+@pytest.mark.parametrize("run_id", [RUN_ID + "-", "{" + RUN_ID + "}", "run_id"])
+def test_d4_a_run_id_not_in_canonical_form_is_kept_as_sent_with_a_warning(run_id: str) -> None:
+    doc = _with(rich_run_event(), run={"runId": run_id})
+    event = validate_event(doc)
+    assert event.run_id == run_id and event.warnings == (f"run.runId: {run_id!r} is not a UUID",)
+    assert headwater(doc).run_ids == oracle.expected(doc).lenient_run_ids == {"run.runId"}
+    assert disagreement(doc) is None
+
+
+@needs_spec
+def test_d4_parent_run_ids_that_are_not_uuids_break_the_facet_schema_but_are_kept() -> None:
+    doc = rich_run_event()
+    parent = doc["run"]["facets"]["parent"]
+    parent["run"]["runId"], parent["root"]["run"]["runId"] = "dag_run_2024-11-26", "a/b c%"
+    assert oracle.facet_errors(parent, "run")  # the published ParentRunFacet says format: uuid
+    event = validate_event(doc)
+    assert (event.parent_run_id, event.root_run_id) == ("dag_run_2024-11-26", "a/b c%")
+    assert event.untrusted_facets == ()
+    assert headwater(doc).run_ids == {"run.facets.parent.run.runId", "run.facets.parent.root.run.runId"}
+    assert disagreement(doc) is None
+    del parent["job"]  # a fault of its own: the facet is untrusted, its ids still warned
+    assert headwater(doc).paths == {"run.facets.parent"}
+    assert disagreement(doc) is None
+
+
+@pytest.mark.parametrize("run_id", ["", 7, None, [RUN_ID]])
+def test_a_run_id_that_is_no_string_or_empty_is_still_rejected(run_id: Any) -> None:
+    with pytest.raises(InvalidEvent) as caught:
+        validate_event(_with(rich_run_event(), run={"runId": run_id}))
+    assert [e.partition(": ")[0] for e in caught.value.errors] == ["run.runId"]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -41,7 +41,9 @@ def test_a_complete_run_event_is_accepted_with_its_identities() -> None:
             "eventTime: '2024-02-30T00:00:00Z' is not a valid",
         ),
         (lambda e: e.update(eventTime=1714557600), "eventTime: must be a string, got a number"),
-        (lambda e: e["run"].update(runId="abc"), "run.runId: 'abc' is not a UUID"),
+        (lambda e: e["run"].update(runId=""), "run.runId: must not be empty"),
+        (lambda e: e["run"].update(runId=42), "run.runId: must be a string, got a number"),
+        (lambda e: e["run"].update(runId=None), "run.runId: must be a string, got null"),
         (lambda e: e["run"].pop("runId"), "run.runId: is required"),
         (lambda e: e.pop("run"), "run: is required"),
         (lambda e: e.update(run=[]), "run: must be an object, got an array"),
@@ -72,7 +74,7 @@ def test_core_violations_are_rejected_naming_the_field(mutate: Any, expected: st
 
 def test_every_error_of_an_event_is_reported_at_once() -> None:
     event = run_event()
-    event["run"]["runId"] = "nope"
+    event["run"]["runId"] = ""
     del event["producer"]
     del event["job"]["name"]
     assert len(errors_of(event)) == 3
@@ -162,6 +164,62 @@ def test_event_type_is_optional_in_2_0_2() -> None:
 def test_uppercase_run_ids_are_normalized() -> None:
     run_id = str(uuid.uuid4())
     assert validate_event(run_event(run_id.upper())).run_id == run_id
+
+
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "run_id",
+        "dag_run_2024-11-26",
+        "a/b c%",
+        "Ärger #7 \u65e5",
+        "ABC",
+        "0190c1f2-7d3e-7b3a-9c1d-6f2a8e4b5c7d-",
+    ],
+)
+def test_a_run_id_that_is_not_a_uuid_is_kept_as_sent_with_a_warning(run_id: str) -> None:
+    doc = run_event(run_id)
+    validated = validate_event(doc)
+    assert validated.run_id == validated.root_run_id == run_id  # not lower-cased: only UUIDs are
+    assert validated.warnings == (f"run.runId: {run_id!r} is not a UUID",)
+    assert validated.untrusted_facets == ()
+    assert doc["run"]["runId"] == run_id
+
+
+def test_the_warning_names_the_run_id_exactly() -> None:
+    assert validate_event(run_event("run_id")).warnings == ("run.runId: 'run_id' is not a UUID",)
+
+
+def test_parent_and_root_run_ids_that_are_not_uuids_are_kept_with_warnings() -> None:
+    doc = run_event(parent="dag_run_2024-11-26", root="scheduler/run 7")
+    before = copy.deepcopy(doc)
+    validated = validate_event(doc)
+    assert (validated.parent_run_id, validated.root_run_id) == ("dag_run_2024-11-26", "scheduler/run 7")
+    assert validated.warnings == (
+        "run.facets.parent.run.runId: 'dag_run_2024-11-26' is not a UUID",
+        "run.facets.parent.root.run.runId: 'scheduler/run 7' is not a UUID",
+    )
+    assert validated.untrusted_facets == ()  # the rest of the parent facet meets its schema
+    assert doc == before and '"runId":"dag_run_2024-11-26"' in validated.payload
+
+
+def test_a_parent_facet_breaking_its_schema_elsewhere_stays_untrusted() -> None:
+    doc = run_event(parent="dag_run_1")
+    del doc["run"]["facets"]["parent"]["job"]
+    validated = validate_event(doc)
+    assert validated.untrusted_facets == ("run.facets.parent",)
+    assert validated.warnings[0] == "run.facets.parent.run.runId: 'dag_run_1' is not a UUID"
+    assert [w for w in validated.warnings[1:] if w.startswith("run.facets.parent: ")]
+    assert validated.parent_run_id == "dag_run_1"
+
+
+@pytest.mark.parametrize("bad", ["", 7, None])
+def test_a_parent_run_id_that_is_no_id_costs_the_facet_not_the_event(bad: Any) -> None:
+    doc = run_event(parent="placeholder")
+    doc["run"]["facets"]["parent"]["run"]["runId"] = bad
+    validated = validate_event(doc)
+    assert validated.untrusted_facets == ("run.facets.parent",)
+    assert validated.parent_run_id is None and validated.root_run_id == validated.run_id
 
 
 def test_parent_and_root_run_ids_come_from_the_parent_facet() -> None:

@@ -2,10 +2,13 @@
 
 The core decides acceptance; facets never cost an event: a facet that breaks its published
 schema is kept, reported as a warning and marked untrusted (see `headwater.events.facets`).
+Run ids (`run.runId`, and the parent facet's `run.runId` and `root.run.runId`) may be any
+non-empty string: one that is not a UUID is kept as sent and reported as a warning.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -17,6 +20,8 @@ from headwater.events.model import EVENT_TYPES, Event, EventKind
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Checks the parent facet's schema with its lenient run ids replaced (they are reported apart).
+_STAND_IN_UUID = "00000000-0000-0000-0000-000000000000"
 _KIND_FROM_FRAGMENT: dict[str, EventKind] = {
     "RunEvent": "run",
     "DatasetEvent": "dataset",
@@ -35,6 +40,28 @@ def _describe(value: object) -> str:
 
 def is_uuid(value: object) -> bool:
     return isinstance(value, str) and _UUID.fullmatch(value) is not None
+
+
+def normal_run_id(value: str) -> str:
+    """A run id as it is stored and looked up: a UUID in lower case (UUIDs ignore case), any other
+    id exactly as sent."""
+    return value.lower() if is_uuid(value) else value
+
+
+def _lenient(run_id: object) -> bool:
+    """A run id accepted with a warning: a non-empty string that is not a UUID."""
+    return isinstance(run_id, str) and run_id != "" and not is_uuid(run_id)
+
+
+def _parent_runs(parent: object) -> list[tuple[str, dict[str, Any]]]:
+    """(path inside the parent facet, object holding `runId`) of the parent run and the root run."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(parent, dict):
+        for path, holder in (("run", parent), ("root.run", parent.get("root"))):
+            run = holder.get("run") if isinstance(holder, dict) else None
+            if isinstance(run, dict):
+                found.append((path, run))
+    return found
 
 
 class _Checker:
@@ -70,9 +97,33 @@ class _Checker:
             return None
         return value
 
+    def run_id(self, value: str, path: str) -> str | None:
+        """A run id: any non-empty string; one that is not a UUID is kept as sent, with a warning."""
+        if not value:
+            self.fail(path, "must not be empty")
+            return None
+        if not is_uuid(value):
+            self.warnings.append(f"{path}: {value!r} is not a UUID")
+        return normal_run_id(value)
+
+    def lenient_parent(self, container: dict[str, Any], path: str) -> dict[str, Any]:
+        """The run facets to check against their schemas: the parent facet's run ids follow the rule
+        of `run.runId` (warned here), so a stand-in UUID takes the place of each non-UUID one."""
+        parent = container.get("parent")
+        if not any(_lenient(run.get("runId")) for _, run in _parent_runs(parent)):
+            return container
+        checked = copy.deepcopy(parent)
+        for where, run in _parent_runs(checked):
+            if _lenient(run.get("runId")):
+                self.run_id(run["runId"], f"{path}.parent.{where}.runId")
+                run["runId"] = _STAND_IN_UUID
+        return {**container, "parent": checked}
+
     def facets(self, parent: dict[str, Any], key: str, path: str, kind: FacetKind) -> None:
         container = self.obj(parent, key, f"{path}{key}", required=False)
         if container:
+            if kind == "run":
+                container = self.lenient_parent(container, f"{path}{key}")
             for issue in check_facets(container, f"{path}{key}", kind):
                 self.warnings.append(str(issue))
                 self.untrusted.append(issue.path)
@@ -141,8 +192,9 @@ def _parent_ids(run: dict[str, Any]) -> tuple[str | None, str | None]:
     def run_id_of(holder: object) -> str | None:
         if isinstance(holder, dict):
             inner = holder.get("run")
-            if isinstance(inner, dict) and is_uuid(inner.get("runId")):
-                return str(inner["runId"]).lower()
+            value = inner.get("runId") if isinstance(inner, dict) else None
+            if isinstance(value, str) and value:
+                return normal_run_id(value)
         return None
 
     parent_id = run_id_of(parent)
@@ -189,10 +241,7 @@ def validate_event(doc: object, raw: bytes | None = None) -> Event:
             if run is not None:
                 raw_run_id = check.string(run, "runId", "run.")
                 if raw_run_id is not None:
-                    if is_uuid(raw_run_id):
-                        run_id = raw_run_id.lower()
-                    else:
-                        check.fail("run.runId", f"{raw_run_id!r} is not a UUID")
+                    run_id = check.run_id(raw_run_id, "run.runId")
                 check.facets(run, "facets", "run.", "run")
                 parent_run_id, root_run_id = _parent_ids(run)
                 root_run_id = root_run_id or run_id
