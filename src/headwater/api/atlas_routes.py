@@ -51,7 +51,23 @@ def _envelope(
     return JSONResponse(body, status_code=200 if error is None else error.status)
 
 
-@router.get("/runs/{runId}", dependencies=[Depends(require_read)], summary="A run's events, newest first")
+@router.get("/runs/{runId}/events/{eventId}", dependencies=[Depends(require_read)], summary="One event")
+def run_event(request: Request, runId: str, eventId: str) -> JSONResponse:
+    store: EventStore = request.app.state.store
+    try:
+        run_id = parse_run_id(runId)
+        event = store.get_event(eventId.lower())
+        if event is None or run_id not in (event.run_id, event.parent_run_id, event.root_run_id):
+            raise NotFound(f"event {eventId} of run {run_id} not found")
+    except HeadwaterError as exc:
+        return _envelope(run_id=runId, events=[], page_size=None, error=exc)
+    return _envelope(run_id=run_id, events=[event], page_size=1)
+
+
+# `{runId:path}`: a run id may hold (encoded) slashes; declared after the single-event route.
+@router.get(
+    "/runs/{runId:path}", dependencies=[Depends(require_read)], summary="A run's events, newest first"
+)
 def run_events(
     request: Request,
     runId: str,
@@ -72,19 +88,6 @@ def run_events(
     except HeadwaterError as exc:
         return _envelope(run_id=runId, events=[], page_size=None, error=exc)
     return _envelope(run_id=run_id, events=page.events, page_size=size, next_state=page.next_paging_state)
-
-
-@router.get("/runs/{runId}/events/{eventId}", dependencies=[Depends(require_read)], summary="One event")
-def run_event(request: Request, runId: str, eventId: str) -> JSONResponse:
-    store: EventStore = request.app.state.store
-    try:
-        run_id = parse_run_id(runId)
-        event = store.get_event(eventId.lower())
-        if event is None or run_id not in (event.run_id, event.parent_run_id, event.root_run_id):
-            raise NotFound(f"event {eventId} of run {run_id} not found")
-    except HeadwaterError as exc:
-        return _envelope(run_id=runId, events=[], page_size=None, error=exc)
-    return _envelope(run_id=run_id, events=[event], page_size=1)
 
 
 @router.get("/health", summary="Whether the event store answers")

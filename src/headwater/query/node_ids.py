@@ -61,14 +61,14 @@ def parse_node_id(text: str | None, *, allowed: tuple[NodeKind, ...] = KINDS) ->
         )
     if kind not in allowed:
         raise BadRequest(f"nodeId: {text!r} is a {kind} node; this query takes {', '.join(allowed)} nodes")
+    if kind == "run":  # any run id, `#` and `:` included (runs have no versions)
+        if not rest:
+            raise BadRequest(f"nodeId: {text!r} names no run (run:{{runId}})")
+        return NodeId(kind, text)
     text, _, version = text.partition("#")
     if _ and not version:
         raise BadRequest(f"nodeId: {text + '#'!r} names no version after '#'")
     node = NodeId(kind, text, version or None)
-    if kind == "run":
-        if not rest:
-            raise BadRequest(f"nodeId: {text!r} names no run (run:{{runId}})")
-        return node
     namespace, sep, name = rest.partition(":")
     if not namespace or not sep or not name:
         raise BadRequest(

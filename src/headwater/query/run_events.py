@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import orjson
 
 from headwater.errors import BadRequest, NotFound
-from headwater.events.validate import is_uuid
+from headwater.events.validate import normal_run_id
 from headwater.query.params import whole_number
 from headwater.store.base import EventStore, RunCursor, StoredEvent
 
@@ -26,9 +26,13 @@ class RunEventsPage:
 
 
 def parse_run_id(value: str) -> str:
-    if not is_uuid(value):
-        raise BadRequest(f"runId: {value!r} is not a UUID")
-    return value.lower()
+    """A run id as ingest stores it: any non-empty string, a UUID in lower case. Clients
+    percent-encode ids holding `/`, `%`, spaces or other characters a URL path cannot carry."""
+    if not value:
+        raise BadRequest("runId: required, the id of a run")
+    if "\x00" in value:  # the databases keep no NUL in an id (ingest stores U+FFFD in its place)
+        raise BadRequest("runId: holds a NUL character")
+    return normal_run_id(value)
 
 
 def parse_page_size(value: str | None) -> int:
