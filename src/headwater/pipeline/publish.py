@@ -6,7 +6,7 @@
    Staged rows are not part of the model; a crash here leaves only staging rows, cleared on the
    next start.
 2. `merge_facts()` runs in one store transaction: every staged table is merged into its model table
-   by its rule (insert once, keep the earliest/latest, replace a run's rows), the job versions
+   by its rule (insert once, keep the earliest/latest, add up counts, replace a run's rows), the job versions
    are recounted from their runs, new datasets and jobs get their browse (element) ids, the
    checkpoint advances, and staging is emptied. Either all of a batch is in the model with its
    checkpoint, or none of it is.
@@ -81,6 +81,24 @@ _RUN_COLUMNS = (
     "first_event_time", "last_event_time", "event_count", "updated_seq",
 )  # fmt: skip
 
+_ELEMENT_NODE_COLUMNS = ("node_id", "type", "description", "created_at", "updated_at", "event_count")
+_ELEMENT_EDGE_COLUMNS = ("src_id", "dst_id", "event_type", "created_at", "updated_at", "event_count")
+# generic events folded into the graph (pipeline.elements): spans widen, counts add up (every
+# event is in exactly one batch)
+ELEMENT_TABLES: tuple[Table, ...] = (
+    Table(
+        "element_nodes",
+        _ELEMENT_NODE_COLUMNS,
+        ("node_id",),
+        _span("element_nodes") + ", event_count = element_nodes.event_count + excluded.event_count",
+    ),
+    Table(
+        "element_edges",
+        _ELEMENT_EDGE_COLUMNS,
+        ("src_id", "dst_id", "event_type"),
+        _span("element_edges") + ", event_count = element_edges.event_count + excluded.event_count",
+    ),
+)
 FACT_TABLES: tuple[Table, ...] = (
     Table("namespaces", ("name", "created_at", "updated_at"), ("name",), _span("namespaces")),
     Table(
@@ -188,6 +206,7 @@ FACT_TABLES: tuple[Table, ...] = (
             ties=True,
         ),
     ),
+    *ELEMENT_TABLES,
 )
 GRAPH_TABLES: tuple[Table, ...] = (
     Table("dataset_aliases", ("node_id", "canonical_id"), ("node_id",)),

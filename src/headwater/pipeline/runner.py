@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from headwater.pipeline import graph, publish
+from headwater.pipeline import elements, graph, publish
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.locks import pipeline_lock
@@ -138,6 +138,8 @@ class Pipeline:
             "job_versions": t.job_versions(run_versions),
             "job_version_io": t.job_version_io(run_versions),
             "jobs": t.jobs(job_rows, run_rows),
+            "element_nodes": elements.element_nodes(new),
+            "element_edges": elements.element_edges(new),
         }
         tick = time.perf_counter()
         publish.stage(self.store, self.url, frames, self._shuffle_partitions())

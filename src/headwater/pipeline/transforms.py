@@ -25,7 +25,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from headwater.events.generic import GENERIC_KIND
 from headwater.events.schema_fields import SchemaField, flatten_fields
+from headwater.pipeline.elements import parse_generic
 
 _FACETS = MapType(StringType(), StringType())
 _DATASET = StructType(
@@ -92,7 +94,10 @@ def _trusted(facets: Column, prefix: Column) -> Column:
 # Parsing and exploding
 # ---------------------------------------------------------------------------------------------
 def parse_events(raw: DataFrame) -> DataFrame:
-    """Raw store rows → rows with the parsed payload `doc` and the `untrusted` facet paths."""
+    """Raw store rows → rows with the parsed payload (`doc` of an OpenLineage event, `generic` of a
+    generic one; a generic payload is never read as OpenLineage, whatever keys it carries) and
+    the `untrusted` facet paths."""
+    generic = F.col("kind") == GENERIC_KIND
     return raw.select(
         "seq",
         "kind",
@@ -101,7 +106,8 @@ def parse_events(raw: DataFrame) -> DataFrame:
         "root_run_id",
         "event_type",
         "event_time",
-        F.from_json("payload", PAYLOAD_SCHEMA).alias("doc"),
+        F.when(~generic, F.from_json("payload", PAYLOAD_SCHEMA)).alias("doc"),
+        F.when(generic, parse_generic(F.col("payload"))).alias("generic"),
         F.coalesce(
             F.from_json("untrusted_facets", ArrayType(StringType())), F.array().cast("array<string>")
         ).alias("untrusted"),

@@ -21,11 +21,12 @@ Direction = Literal["up", "down"]
 
 @dataclass(frozen=True, slots=True)
 class GraphNode:
-    """A dataset or a job of the model. `canonical_id` differs from `node_id` for a dataset that
-    symlinks merged into another; the graph only holds canonical ids."""
+    """A dataset, a job or an element of the model. `canonical_id` differs from `node_id` for a
+    dataset that symlinks merged into another; the graph only holds canonical ids. An element
+    (folded from generic events) keeps its type in `namespace` and its description in `name`."""
 
     node_id: str
-    kind: Literal["dataset", "job"]
+    kind: Literal["dataset", "job", "element"]
     namespace: str
     name: str
     created_at: str
@@ -37,17 +38,24 @@ class GraphNode:
     state_time: str | None = None
     parent: str | None = None  # a job's parent job (the first by id when it has several)
     tags: tuple[str, ...] = ()  # tags set through the API, by name
+    event_count: int | None = None  # an element's: the generic events naming it the pipeline folded
+    element_id: int | None = None  # an element's browse id (`/lineage/1/elements/{id}`)
 
 
 @dataclass(frozen=True, slots=True)
 class GraphEdge:
-    """dataset→job (`input`), job→dataset (`output`), or dataset→dataset through `job_id`
-    (`condensed`)."""
+    """dataset→job (`input`), job→dataset (`output`), dataset→dataset through `job_id`
+    (`condensed`), or an element to an element listed after it in generic events of one type
+    (`event`, `label` the event type; no job)."""
 
     src_id: str
     dst_id: str
-    kind: Literal["input", "output", "condensed"]
+    kind: Literal["input", "output", "condensed", "event"]
     job_id: str
+    label: str | None = None
+    created_at: str | None = None  # an event edge's first and latest event (receive times)
+    updated_at: str | None = None
+    event_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +135,22 @@ class GraphReader(ABC):
         dataset→dataset edges instead of dataset→job→dataset. Current edges come from the graph
         the pipeline published; as of a time, from each job's version at that time (the version
         of its latest run started by then)."""
+
+    @abstractmethod
+    def element_nodes(self, node_ids: Sequence[str], *, as_of: str | None = None) -> dict[str, GraphNode]:
+        """The elements among `node_ids` that the pipeline folded from generic events (known by
+        `as_of` when given). An element of type dataset or job keeps that OpenLineage node id."""
+
+    @abstractmethod
+    def event_edges(
+        self, node_ids: Sequence[str], direction: Direction, *, as_of: str | None
+    ) -> list[GraphEdge]:
+        """The `event` edges into (`up`) or out of (`down`) the given node ids (with `as_of`,
+        those some event had made by then)."""
+
+    @abstractmethod
+    def has_elements(self) -> bool:
+        """Whether the pipeline has folded any generic event's element into the graph."""
 
     @abstractmethod
     def column_edges(

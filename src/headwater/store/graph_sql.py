@@ -1,10 +1,11 @@
 """The lineage graph in SQL (both backends): the `GraphReader` methods of the store.
 
 Current edges come from the graph tables the pipeline publishes (`lineage_edges`,
-`condensed_edges`, `ultimate_nodes`). Edges as of a past time are derived from job versions: a
-job's version at time T is the version of its latest run whose first event came by T, and its
-inputs and outputs are that version's. Facets at T are the assertions with the latest
-(valid_from, seq) not after T.
+`condensed_edges`, `ultimate_nodes`); elements and their `event` edges from the tables it folds
+generic events into (`element_nodes`, `element_edges`). Edges as of a past time are derived from
+job versions: a job's version at time T is the version of its latest run whose first event came
+by T, and its inputs and outputs are that version's. Facets at T are the assertions with the
+latest (valid_from, seq) not after T.
 """
 
 from __future__ import annotations
@@ -233,6 +234,53 @@ class GraphSql(SqlReads):
         if kind == "output":
             return [GraphEdge(job, dataset, kind, job) for job, dataset in sorted(edges)]
         return [GraphEdge(dataset, job, kind, job) for job, dataset in sorted(edges)]
+
+    # -- elements folded from generic events ------------------------------------------------------
+    def element_nodes(self, node_ids: Sequence[str], *, as_of: str | None = None) -> dict[str, GraphNode]:
+        bound, after = ("", ()) if as_of is None else (" AND n.created_at <= ?", (as_of,))
+        query = (
+            "SELECT n.node_id, n.type, n.description, n.created_at, n.updated_at, n.event_count, g.id "
+            "FROM element_nodes n LEFT JOIN generic_elements g "
+            "ON g.type = n.type AND g.description = n.description "
+            f"WHERE n.node_id IN ({{marks}}){bound}"
+        )
+        with self._reading() as cur:
+            rows = self._chunked(cur, query, node_ids, *after)
+        return {
+            row[0]: GraphNode(
+                row[0],
+                "element",
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                row[0],
+                event_count=int(row[5]),
+                element_id=int(row[6]) if row[6] is not None else None,
+            )
+            for row in rows
+        }
+
+    def event_edges(
+        self, node_ids: Sequence[str], direction: Direction, *, as_of: str | None
+    ) -> list[GraphEdge]:
+        bound, after = ("", ()) if as_of is None else (" AND created_at <= ?", (as_of,))
+        side = "dst_id" if direction == "up" else "src_id"
+        query = (
+            "SELECT src_id, dst_id, event_type, created_at, updated_at, event_count FROM element_edges "
+            f"WHERE {side} IN ({{marks}}){bound}"
+        )
+        with self._reading() as cur:
+            rows = self._chunked(cur, query, node_ids, *after)
+        return [
+            GraphEdge(src, dst, "event", "", label, created, updated, int(count))
+            for src, dst, label, created, updated, count in rows
+        ]
+
+    def has_elements(self) -> bool:
+        with self._reading() as cur:
+            cur.execute("SELECT 1 FROM element_nodes LIMIT 1")
+            return cur.fetchone() is not None
 
     # -- column lineage --------------------------------------------------------------------------
     def _lineage_facets(self, cur: Any, names: Sequence[str], as_of: str | None) -> list[tuple[str, str]]:
