@@ -1,9 +1,11 @@
 """The lineage warehouse API (Egeria's open lineage query service): horizontal lineage
 (upstream, downstream, end-to-end, ultimate source and destination) and vertical lineage of a
-node, as vertices and edges; node search and the node and edge types."""
+node, as vertices and edges; node search and the node and edge types. Its graph holds the
+elements the pipeline folded from generic events too, linked by `event` edges."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Request
@@ -46,8 +48,10 @@ def get_lineage(
     asOf: str | None = None,
 ) -> JSONResponse:
     """`scope`: end-to-end, upstream, downstream, ultimate-source, ultimate-destination or
-    vertical. `nodeId`: a dataset, job or dataset field (`datasetField:…` answers at column
-    level); `includeProcesses=false` leaves jobs out and joins their inputs to their outputs with
+    vertical. `nodeId`: a dataset, job, dataset field (`datasetField:…` answers at column
+    level) or element of generic events (`element:{type}:{description}`: its `event` edges, or
+    in the vertical scope its tags and events; an element has no ultimate ends);
+    `includeProcesses=false` leaves jobs out and joins their inputs to their outputs with
     `condensed` edges. `nodeId` may also be a whole namespace (`namespace:{name}`): every
     dataset and job in it, and what is `depth` jobs away from them. `depth` (jobs, or
     transformations for fields; default 20), `limit` (nodes,
@@ -56,7 +60,9 @@ def get_lineage(
         raise NotFound(f"scope '{scope}' is none of {', '.join(SCOPES)}")
     processes = boolean("includeProcesses", includeProcesses, True)
     direction = HORIZONTAL.get(scope, "both")
-    query = lineage_query_from(nodeId, depth, limit, asOf, direction, processes)
+    query = dataclasses.replace(
+        lineage_query_from(nodeId, depth, limit, asOf, direction, processes), events=True
+    )
     store = _store(request)
     result: LineageResult
     with store.snapshot():
@@ -82,6 +88,15 @@ NODE_TYPES = {
     "tag": "a tag set through the API (`tag:{name}`)",
     "owner": "an owner named by the ownership facet (`owner:{name}`); `properties.type`",
 }
+# listed once the pipeline has folded a generic event's element into the graph
+ELEMENT_NODE_TYPES = {
+    "element": "an element of generic events (`element:{type}:{description}`); `properties`: type, "
+    "description, eventCount, elementId (its id in `/lineage/1/elements`)",
+    "event": "a generic event that names the element (`event:{id}`, vertical); `properties`: type, "
+    "timestamp, eventId",
+    "elementTag": "a tag of the element, the latest value of its key (`elementTag:{id}`, vertical); "
+    "`properties`: key, value, tagId",
+}
 EDGE_TYPES = {
     "input": "dataset → the job that reads it",
     "output": "job → the dataset it writes",
@@ -99,6 +114,11 @@ EDGE_TYPES = {
     "root": "root run of the run's tree → the run, when not its parent (vertical)",
     "ran": "job → run (vertical)",
 }
+ELEMENT_EDGE_TYPES = {
+    "event": "element → an element listed after it in generic events of one type; `properties`: "
+    "label (the event type), eventCount, firstEventAt, lastEventAt",
+    "in-event": "element → a generic event that names it, newest first (vertical)",
+}
 DEFAULT_NODES = 100
 MAX_NODES = 10_000
 
@@ -107,10 +127,10 @@ MAX_NODES = 10_000
 def find_nodes(
     request: Request, name: str | None = None, type: str | None = None, limit: str | None = None
 ) -> JSONResponse:
-    """Nodes whose name (a field's path, a run's id) contains `name` in any case, of one `type`
-    (dataset, job, datasetField, namespace, source, run, tag) or of all, the first `limit` by
-    name (default 100, at most 10,000): `{nodes: [{nodeID, nodeType, displayName,
-    qualifiedName, properties}], truncated}`, each node as lineage vertices show it."""
+    """Nodes whose name (a field's path, a run's id, an element's description) contains `name` in
+    any case, of one `type` (dataset, job, datasetField, namespace, source, run, tag, element) or
+    of all, the first `limit` by name (default 100, at most 10,000): `{nodes: [{nodeID, nodeType,
+    displayName, qualifiedName, properties}], truncated}`, each node as lineage vertices show it."""
     kind = choice("type", type, "", vertical_query.NODE_TYPES) or None
     size = whole_number("limit", limit, DEFAULT_NODES, 1, MAX_NODES)
     found, more = vertical_query.find_nodes(_store(request), kind, name or "", size)
@@ -119,12 +139,17 @@ def find_nodes(
 
 
 @router.get("/types", summary="Node and edge types")
-def types() -> JSONResponse:
+def types(request: Request) -> JSONResponse:
     """Every node type and edge type a warehouse answer can hold, with what it means:
-    `{nodeTypes: [{name, description}], edgeTypes: [{name, description}]}`."""
+    `{nodeTypes: [{name, description}], edgeTypes: [{name, description}]}`. The element types
+    (element, event, elementTag; edges event, in-event) are listed once the pipeline has folded
+    a generic event into the graph."""
+    nodes, edges = NODE_TYPES, EDGE_TYPES
+    if _store(request).has_elements():
+        nodes, edges = {**nodes, **ELEMENT_NODE_TYPES}, {**edges, **ELEMENT_EDGE_TYPES}
     return JSONResponse(
         {
-            "nodeTypes": [{"name": k, "description": v} for k, v in NODE_TYPES.items()],
-            "edgeTypes": [{"name": k, "description": v} for k, v in EDGE_TYPES.items()],
+            "nodeTypes": [{"name": k, "description": v} for k, v in nodes.items()],
+            "edgeTypes": [{"name": k, "description": v} for k, v in edges.items()],
         }
     )

@@ -9,6 +9,11 @@ expanded further), and answers as of a past time when asked.
 
 Depth counts jobs, as in Marquez: depth 1 from a dataset reaches the jobs that write or read it
 and their other datasets. In the condensed view (no jobs) it counts dataset→dataset steps.
+
+With `events` (the warehouse API) the walk also follows the `event` edges the pipeline folded
+from generic events, element to element in the order an event lists them, and starts from an
+element (`element:{type}:{description}`, or a dataset or job only generic events named); an
+event edge is one step, as a dataset→job edge is, so depth 1 reaches two elements away.
 """
 
 from __future__ import annotations
@@ -18,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from headwater.errors import NotFound
-from headwater.query.node_ids import NodeId, field_id, parse_node_id
+from headwater.errors import BadRequest, NotFound
+from headwater.query.node_ids import NodeId, NodeKind, field_id, parse_node_id
 from headwater.query.times import display_time
 from headwater.store.base import EventStore
 from headwater.store.graph import ColumnEdge, Direction, FieldRef, GraphEdge, GraphNode
@@ -40,6 +45,7 @@ class LineageQuery:
     limit: int = DEFAULT_LIMIT
     as_of: str | None = None  # the stored time form (query.times.parse_time_param)
     include_processes: bool = True
+    events: bool = False  # follow generic events' `event` edges too (elements in the answer)
 
 
 @dataclass(slots=True)
@@ -49,7 +55,7 @@ class LineageNode:
     transformations into it, when known."""
 
     id: str
-    kind: str  # dataset, job, datasetField; vertical answers add namespace, source, run, tag, owner
+    kind: str  # dataset, job, datasetField, element; vertical answers add namespace, source, run, tag, …
     namespace: str
     name: str
     node: GraphNode | None = None
@@ -63,7 +69,9 @@ class LineageNode:
 @dataclass(frozen=True, slots=True)
 class LineageEdge:
     """`kind`: input, output, condensed (dataset→dataset through `job`), column (field→field,
-    `transformation` e.g. DIRECT/IDENTITY), ultimate-source / ultimate-destination."""
+    `transformation` e.g. DIRECT/IDENTITY), event (element→element, `label` the generic events'
+    type), ultimate-source / ultimate-destination; vertical answers add theirs. `properties`:
+    anything else an answer shows about the edge."""
 
     src: str
     dst: str
@@ -71,6 +79,8 @@ class LineageEdge:
     job: str | None = None
     transformation: str | None = None
     description: str | None = None
+    label: str | None = None
+    properties: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
 
 @dataclass(slots=True)
@@ -93,10 +103,20 @@ def _directions(direction: TraversalDirection) -> list[Direction]:
     return {"upstream": ["up"], "downstream": ["down"], "both": ["up", "down"]}[direction]  # type: ignore[return-value]
 
 
-def _node(graph_node: GraphNode) -> LineageNode:
-    return LineageNode(
+def node_vertex(graph_node: GraphNode) -> LineageNode:
+    """The vertex of a dataset, job or element (an element's with its type, description, count and
+    browse id in `properties`)."""
+    node = LineageNode(
         graph_node.canonical_id, graph_node.kind, graph_node.namespace, graph_node.name, graph_node
     )
+    if graph_node.kind == "element":
+        node.properties.update(
+            type=graph_node.namespace,
+            description=graph_node.name,
+            eventCount=graph_node.event_count,
+            elementId=graph_node.element_id,
+        )
+    return node
 
 
 def _lookup(store: EventStore, node_id: str) -> GraphNode | None:
@@ -110,10 +130,13 @@ def _lookup(store: EventStore, node_id: str) -> GraphNode | None:
     return found
 
 
-def resolve(store: EventStore, node_id: str, as_of: str | None) -> GraphNode:
+def resolve(store: EventStore, node_id: str, as_of: str | None, *, elements: bool = False) -> GraphNode:
     """The dataset or job the id names (a dataset merged by symlinks answers as its canonical
-    dataset); 404 when unknown, or when it did not exist yet at `as_of`."""
-    found = _lookup(store, node_id)
+    dataset), or with `elements` the element generic events named; 404 when unknown, or when it
+    did not exist yet at `as_of`."""
+    found = _lookup(store, node_id) if not node_id.startswith("element:") else None
+    if found is None and elements:
+        found = store.element_nodes([node_id]).get(node_id)
     if found is None:
         raise NotFound(f"node '{node_id}' not found")
     if as_of is not None and found.created_at > as_of:
@@ -133,7 +156,19 @@ def _here(edge: GraphEdge, direction: Direction) -> str:
 
 
 def _graph_edge(edge: GraphEdge) -> LineageEdge:
+    if edge.kind == "event":
+        properties = {
+            "label": edge.label,
+            "eventCount": edge.event_count,
+            "firstEventAt": display_time(edge.created_at) if edge.created_at else None,
+            "lastEventAt": display_time(edge.updated_at) if edge.updated_at else None,
+        }
+        return LineageEdge(edge.src_id, edge.dst_id, "event", label=edge.label, properties=properties)
     return LineageEdge(edge.src_id, edge.dst_id, edge.kind, edge.job_id)
+
+
+def _key(edge: GraphEdge) -> tuple[str, str, str, str | None]:
+    return (edge.src_id, edge.dst_id, edge.kind, edge.label)
 
 
 class _Walk:
@@ -145,7 +180,7 @@ class _Walk:
         self.query = query
         self.root = root
         self.included: dict[str, bool] = {root.canonical_id: False}  # id → has more beyond
-        self.edges_found: dict[tuple[str, str, str], GraphEdge] = {}
+        self.edges_found: dict[tuple[str, str, str, str | None], GraphEdge] = {}
         self.truncated = False
 
     def levels(self) -> int:
@@ -155,12 +190,14 @@ class _Walk:
     def edges(self, frontier: list[str], direction: Direction) -> list[GraphEdge]:
         condensed = not self.query.include_processes
         datasets = [n for n in frontier if n.startswith("dataset:")]
-        jobs = [n for n in frontier if not n.startswith("dataset:")]
+        jobs = [n for n in frontier if n.startswith("job:")]
         found = []
         if datasets:
             found += self.store.graph_edges(datasets, direction, condensed=condensed, as_of=self.query.as_of)
         if jobs:  # only the root is a job in the condensed view: its own inputs or outputs
             found += self.store.graph_edges(jobs, direction, condensed=False, as_of=self.query.as_of)
+        if self.query.events:
+            found += self.store.event_edges(frontier, direction, as_of=self.query.as_of)
         return found
 
     def run(self) -> LineageResult:
@@ -175,7 +212,7 @@ class _Walk:
                 break
         for direction, frontier in frontiers.items():  # the depth ran out: which nodes go on?
             for edge in self.edges(frontier, direction):
-                if (edge.src_id, edge.dst_id, edge.kind) not in self.edges_found:
+                if _key(edge) not in self.edges_found:
                     self.included[_here(edge, direction)] = True
         return self.result()
 
@@ -193,7 +230,7 @@ class _Walk:
             if other not in self.included:
                 self.included[_here(edge, direction)] = True
                 continue
-            self.edges_found.setdefault((edge.src_id, edge.dst_id, edge.kind), edge)
+            self.edges_found.setdefault(_key(edge), edge)
             if other not in seen:
                 seen.add(other)
                 following.append(other)
@@ -202,10 +239,13 @@ class _Walk:
     def result(self) -> LineageResult:
         result = LineageResult(self.root.canonical_id, as_of=self.query.as_of, truncated=self.truncated)
         found = self.store.graph_nodes([n for n in self.included if n != self.root.canonical_id])
+        if self.query.events:  # elements, and datasets or jobs only generic events named
+            missing = [n for n in self.included if n not in found and n != self.root.canonical_id]
+            found.update(self.store.element_nodes(missing, as_of=self.query.as_of))
         found[self.root.canonical_id] = self.root
         for node_id, more in self.included.items():
             if node_id in found:
-                result.nodes[node_id] = _node(found[node_id])
+                result.nodes[node_id] = node_vertex(found[node_id])
                 result.nodes[node_id].expandable = more
         result.edges = [
             _graph_edge(e)
@@ -229,13 +269,23 @@ def _pinned(store: EventStore, node: NodeId, query: LineageQuery) -> LineageQuer
 
 
 def lineage(store: EventStore, query: LineageQuery) -> LineageResult:
-    """The upstream and/or downstream of a dataset or job, `depth` jobs deep, at most `limit`
-    nodes. A field id is answered by `column_lineage`."""
-    node = parse_node_id(query.node_id, allowed=("dataset", "job", "datasetField"))
+    """The upstream and/or downstream of a dataset or job (or, with `query.events`, an element),
+    `depth` jobs deep, at most `limit` nodes. A field id is answered by `column_lineage`."""
+    allowed: tuple[NodeKind, ...] = ("dataset", "job", "datasetField")
+    if query.events:
+        allowed += ("element",)
+    elif query.node_id.startswith("element:"):
+        raise BadRequest(
+            f"nodeId: {query.node_id!r} is an element of generic events; this graph of datasets and "
+            "jobs does not hold them: ask the lineage warehouse API "
+            "(GET /api/warehouse/v1/lineage/end-to-end?nodeId=…)"
+        )
+    node = parse_node_id(query.node_id, allowed=allowed)
     if node.kind == "datasetField":
         return column_lineage(store, query)
     query = _pinned(store, node, query)
-    return _Walk(store, query, resolve(store, query.node_id, query.as_of)).run()
+    root = resolve(store, query.node_id, query.as_of, elements=query.events)
+    return _Walk(store, query, root).run()
 
 
 # -- a whole namespace as one graph ------------------------------------------------------------
@@ -446,7 +496,7 @@ def ultimate(
         return _ultimate_by_walk(store, node_id, kind, direction, as_of, limit)
     root = resolve(store, node_id, None)
     result = LineageResult(root.canonical_id)
-    result.nodes[root.canonical_id] = _node(root)
+    result.nodes[root.canonical_id] = node_vertex(root)
     step: Direction = "up" if kind == "source" else "down"
     if root.kind == "job":
         starts = {
@@ -481,7 +531,7 @@ def _add_ends(store: EventStore, result: LineageResult, ends: dict[str, int], ki
             result.nodes[node_id].distance = distance
             continue
         if node_id in nodes:
-            result.nodes[node_id] = _node(nodes[node_id])
+            result.nodes[node_id] = node_vertex(nodes[node_id])
             result.nodes[node_id].distance = distance
         else:
             continue

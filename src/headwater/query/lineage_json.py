@@ -172,7 +172,7 @@ def marquez_column_graph(result: LineageResult) -> dict[str, Any]:
 def _qualified_name(node: LineageNode) -> str:
     if node.kind == "datasetField":
         return f"{node.namespace}:{node.name}:{node.field}"
-    if node.kind in ("dataset", "job"):
+    if node.kind in ("dataset", "job", "element"):  # an element's: {type}:{description}
         return f"{node.namespace}:{node.name}"
     return node.name
 
@@ -217,6 +217,8 @@ def warehouse_graph(result: LineageResult, scope: str) -> dict[str, Any]:
             entry["properties"] = {"job": edge.job}
         elif edge.transformation:
             entry["properties"] = {"transformation": edge.transformation, "description": edge.description}
+        elif edge.properties:
+            entry["properties"] = dict(edge.properties)
         edges.append(entry)
     return {
         "nodeID": result.root,

@@ -6,7 +6,10 @@ warehouse's node search.
 - a field: its dataset and that dataset's namespace, its tags, its column lineage one step up
   and down;
 - a job: its namespace, parent and child jobs, owners, tags and latest runs;
-- a run: its job, parent, root and child runs.
+- a run: its job, parent, root and child runs;
+- an element of generic events: its tags (the latest value of each key) and its latest events,
+  read from the browse tables, so they are there as soon as the events are; a dataset or job that
+  generic events named shows those too.
 
 Owners come from the `ownership` facet in force (now, or at `as_of`). Vertices are added in that
 order until `limit`, so a cut answer keeps the near containment and loses column lineage first.
@@ -19,17 +22,19 @@ from collections.abc import Iterable
 import orjson
 
 from headwater.errors import BadRequest, NotFound
-from headwater.query.lineage import LineageEdge, LineageNode, LineageResult, field_of, resolve
+from headwater.query.lineage import LineageEdge, LineageNode, LineageResult, field_of, node_vertex, resolve
 from headwater.query.node_ids import NodeId, dataset_id, field_id, parse_node_id
 from headwater.query.run_events import parse_run_id
 from headwater.query.times import display_time
 from headwater.store.base import EventStore
+from headwater.store.generic import generic_store
 from headwater.store.graph import FieldRef, GraphNode
 from headwater.store.vertical import FoundNode, RunRef
 
 RUNS_SHOWN = 10  # a job's latest runs
 CHILD_RUNS_SHOWN = 100
-NODE_TYPES = ("dataset", "job", "datasetField", "namespace", "source", "run", "tag")  # searchable
+EVENTS_SHOWN = 20  # an element's latest events
+NODE_TYPES = ("dataset", "job", "datasetField", "namespace", "source", "run", "tag", "element")  # searchable
 
 
 class _Containment:
@@ -58,11 +63,15 @@ class _Containment:
             self.result.nodes[node.id] = node
         if (src, dst, kind) not in self.edge_keys:
             self.edge_keys.add((src, dst, kind))
-            self.result.add_edge(LineageEdge(src, dst, kind, **edge))
+            self.result.add_edge(
+                LineageEdge(
+                    src, dst, kind, edge.get("job"), edge.get("transformation"), edge.get("description")
+                )
+            )
 
 
 def _entity(node: GraphNode) -> LineageNode:
-    return LineageNode(node.canonical_id, node.kind, node.namespace, node.name, node)
+    return node_vertex(node)
 
 
 def _namespace(name: str) -> LineageNode:
@@ -249,6 +258,51 @@ def _aliases(
     return vertices, known
 
 
+def _add_history(
+    box: _Containment, store: EventStore, holder: str, element_id: int, as_of: str | None
+) -> None:
+    """The element's tags (the latest value of each key, by `as_of` when given) and its latest
+    events (received by `as_of`), from the browse tables: read-your-writes, no pipeline pass."""
+    browse = generic_store(store)
+    tags = (
+        browse.element_latest_tags(element_id) if as_of is None else store.element_tags_at(element_id, as_of)
+    )
+    for tag in tags:
+        vertex = LineageNode(
+            f"elementTag:{tag.id}",
+            "elementTag",
+            "",
+            f"{tag.key}={tag.value}",
+            properties={"key": tag.key, "value": tag.value, "tagId": tag.id},
+        )
+        box.add(vertex, holder, vertex.id, "tagged")
+    events = browse.list_generic_events(
+        event_type=None,
+        element_id=element_id,
+        tag_id=None,
+        after=None,
+        before=as_of,
+        limit=EVENTS_SHOWN,
+        offset=0,
+    )
+    for event in events:
+        properties = {"type": event.type, "timestamp": display_time(event.timestamp), "eventId": event.id}
+        vertex = LineageNode(f"event:{event.id}", "event", "", event.description, properties=properties)
+        box.add(vertex, holder, vertex.id, "in-event")
+
+
+def _folded(store: EventStore, node_id: str, as_of: str | None) -> GraphNode | None:
+    """The element generic events named by this id (by `as_of`), if the pipeline folded one."""
+    return store.element_nodes([node_id], as_of=as_of).get(node_id)
+
+
+def _add_folded_history(box: _Containment, store: EventStore, node_id: str, as_of: str | None) -> None:
+    """A dataset's or job's tags and events from generic events, when some named it."""
+    element = _folded(store, node_id, as_of)
+    if element is not None and element.element_id is not None:
+        _add_history(box, store, node_id, element.element_id, as_of)
+
+
 def _dataset(store: EventStore, node: NodeId, as_of: str | None, limit: int) -> LineageResult:
     dataset = resolve(store, node.text, as_of)
     root = dataset.canonical_id
@@ -269,6 +323,7 @@ def _dataset(store: EventStore, node: NodeId, as_of: str | None, limit: int) -> 
         vertex = _field(dataset, path, kind)
         box.add(vertex, root, vertex.id, "has-field")
     _add_tags(box, [tag for tag in tags if tag[1] is not None], dataset)
+    _add_folded_history(box, store, root, as_of)
     _add_column_lineage(box, store, [FieldRef(root, path) for path, *_ in fields], as_of)
     return box.result
 
@@ -302,6 +357,7 @@ def _job(store: EventStore, node: NodeId, as_of: str | None, limit: int) -> Line
     _add_tags(box, store.node_tags([root], as_of=as_of), job)
     for run in store.job_runs(root, limit=RUNS_SHOWN, as_of=as_of):
         box.add(_run(run.run_id, run), root, f"run:{run.run_id}", "ran")
+    _add_folded_history(box, store, root, as_of)
     return box.result
 
 
@@ -330,13 +386,34 @@ def _run_family(store: EventStore, node: NodeId, as_of: str | None, limit: int) 
     return box.result
 
 
+def _element(store: EventStore, element: GraphNode, as_of: str | None, limit: int) -> LineageResult:
+    box = _Containment(_entity(element), limit, as_of)
+    if element.element_id is not None:
+        _add_history(box, store, element.node_id, element.element_id, as_of)
+    return box.result
+
+
 def vertical(store: EventStore, node_id: str, *, as_of: str | None, limit: int) -> LineageResult:
-    """The containment around a dataset, field, job or run (a `#version` id answers as of the
-    version's creation); 404 for an unknown node, 400 for a malformed id."""
+    """The containment around a dataset, field, job, run or element (a `#version` id answers as of
+    the version's creation); 404 for an unknown node, 400 for a malformed id. A dataset or job
+    that only generic events named answers as an element."""
     node = parse_node_id(node_id)
     as_of = _pinned_as_of(store, node, as_of)
+    if node.kind == "element":
+        element = _folded(store, node.text, None)
+        if element is None:
+            raise NotFound(f"node '{node.text}' not found")
+        if as_of is not None and element.created_at > as_of:
+            raise NotFound(f"node '{node.text}' did not exist yet at {display_time(as_of)}")
+        return _element(store, element, as_of, limit)
     build = {"dataset": _dataset, "datasetField": _dataset_field, "job": _job, "run": _run_family}[node.kind]
-    return build(store, node, as_of, limit)
+    try:
+        return build(store, node, as_of, limit)
+    except NotFound:
+        element = _folded(store, node.text, as_of) if node.kind in ("dataset", "job") else None
+        if element is None or node.version is not None:
+            raise
+        return _element(store, element, as_of, limit)
 
 
 # -- node search ---------------------------------------------------------------------------------
@@ -359,6 +436,11 @@ def _found(node: FoundNode, entities: dict[str, GraphNode], runs: dict[str, RunR
         )
     if node.node_type == "run":
         return _run(node.name, runs.get(node.name))
+    if node.node_type == "element":
+        element = entities.get(node.node_id)
+        if element is not None:
+            return node_vertex(element)
+        return LineageNode(node.node_id, "element", node.namespace or "", node.name)
     if node.node_type == "source":
         return _source(node.name, node.uri)
     return _namespace(node.name) if node.node_type == "namespace" else _tag(node.name)
@@ -381,5 +463,6 @@ def find_nodes(
     found.sort(key=lambda node: (node.name, node.node_id))
     first = found[:limit]
     entities = store.graph_nodes([node.node_id for node in first if node.node_type in ("dataset", "job")])
+    entities.update(store.element_nodes([node.node_id for node in first if node.node_type == "element"]))
     runs = store.runs_by_id([node.name for node in first if node.node_type == "run"])
     return [_found(node, entities, runs) for node in first], len(found) > limit

@@ -1,12 +1,14 @@
 """What vertical lineage reads around one node (facets in force, symlinked names, sources, tags,
-parent and child jobs, runs and the runs around them), and node search by name for the
-warehouse API."""
+parent and child jobs, runs and the runs around them, an element's tags at a past time), and
+node search by name for the warehouse API."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from headwater.store.generic import GenericTagRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +33,7 @@ class FoundNode:
     node_id: str
     node_type: str
     name: str
-    namespace: str | None = None  # of a dataset, job or field
+    namespace: str | None = None  # of a dataset, job or field; an element's type
     dataset: str | None = None  # a field's dataset name
     field_type: str | None = None
     uri: str | None = None  # a source's
@@ -76,7 +78,14 @@ class VerticalReader(ABC):
         """Runs whose parent is `run_id`, oldest first; with `as_of`, those begun by then."""
 
     @abstractmethod
+    def element_tags_at(self, element_id: int, as_of: str) -> list[GenericTagRow]:
+        """The latest value of each tag key the element carried in the generic events received
+        by `as_of`, by key (now: `GenericStore.element_latest_tags`)."""
+
+    @abstractmethod
     def find_nodes(self, node_type: str, name: str, *, limit: int) -> list[FoundNode]:
-        """Namespaces, sources, tags, runs (`node_type`) or fields of current schemas
-        (`datasetField`) whose name holds `name` in any case: the first `limit` by name. (Datasets
-        and jobs are found by `search`.)"""
+        """Namespaces, sources, tags, runs (`node_type`), fields of current schemas
+        (`datasetField`) or elements the pipeline folded from generic events (`element`, by
+        description; those that are datasets or jobs of the model are found as those) whose name
+        holds `name` in any case: the first `limit` by name. (Datasets and jobs are found by
+        `search`.)"""

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from headwater.events.schema_fields import facet_fields
+from headwater.store.generic import GenericTagRow
 from headwater.store.sql_reads import SqlReads
 from headwater.store.vertical import FoundNode, RunRef
 
@@ -148,11 +149,33 @@ class VerticalSql(SqlReads):
             cur.execute(self._sql(query), params)
             return [_run(row) for row in cur.fetchall()]
 
+    def element_tags_at(self, element_id: int, as_of: str) -> list[GenericTagRow]:
+        # "latest" is by receive order (the event's id is its seq), as generic_element_latest_tags keeps it
+        query = (
+            "SELECT id, key, value FROM (SELECT t.id, t.key, t.value, ROW_NUMBER() OVER "
+            "(PARTITION BY t.key ORDER BY x.event_id DESC) AS r FROM generic_element_tags x "
+            "JOIN generic_tags t ON t.id = x.tag_id JOIN generic_events e ON e.id = x.event_id "
+            "WHERE x.element_id = ? AND e.received_at <= ?) latest WHERE r = 1 ORDER BY key"
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(query), (element_id, as_of))
+            return [GenericTagRow(int(row[0]), row[1], row[2]) for row in cur.fetchall()]
+
     # -- node search -----------------------------------------------------------------------------
     def find_nodes(self, node_type: str, name: str, *, limit: int) -> list[FoundNode]:
         with self._reading() as cur:
             if node_type == "datasetField":
                 return self._find_fields(cur, name, limit)
+            if node_type == "element":
+                query = (
+                    "SELECT n.node_id, n.type, n.description FROM element_nodes n "
+                    f"WHERE {_MATCH.format(column='n.description')} "
+                    "AND NOT EXISTS (SELECT 1 FROM datasets d WHERE d.node_id = n.node_id) "
+                    "AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.node_id = n.node_id) "
+                    "ORDER BY n.description, n.node_id LIMIT ?"
+                )
+                cur.execute(self._sql(query), (_like(name), limit))
+                return [FoundNode(row[0], "element", row[2], row[1]) for row in cur.fetchall()]
             if node_type == "run":
                 query = (
                     f"SELECT run_id FROM runs WHERE {_MATCH.format(column='run_id')} ORDER BY run_id LIMIT ?"
