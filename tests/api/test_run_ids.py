@@ -121,12 +121,6 @@ def test_run_ids_that_are_no_uuids_work_through_every_run_api(
     assert parent_facet is not None and f'"runId":"{PARENT}"' in parent_facet.replace(" ", "")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="api/marquez_routes.py matches /jobs/runs/{runId} on the decoded path, where an encoded "
-    "slash splits the id; the route needs {runId:path} (reported to the developer refactoring it)",
-)
 def test_marquez_run_routes_take_a_run_id_holding_a_slash(
     client: TestClient, store: EventStore, spark: SparkSession, ingested: dict[str, list[str]]
 ) -> None:

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from headwater import __version__
 from headwater.api import (
@@ -22,6 +23,7 @@ from headwater.api import (
     lineage_routes,
     marquez_routes,
     metrics_routes,
+    openapi,
     overview_routes,
     ui_routes,
     warehouse_routes,
@@ -88,6 +90,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(metrics_routes.router)
     app.include_router(overview_routes.router)
     ui_routes.install(app)
+    openapi.install(app)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)
 
     @app.exception_handler(HeadwaterError)
@@ -99,15 +102,19 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def bad_parameters(request: Request, exc: RequestValidationError) -> Response:
-        errors = [
-            f"{'.'.join(str(part) for part in err.get('loc', ())[1:]) or 'request'}: {err.get('msg')}"
-            for err in exc.errors()
-        ]
+        route = request.scope.get("route")
+        errors = [openapi.parameter_error(dict(err), route) for err in exc.errors()]
         return error_response(400, "; ".join(errors), errors)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        return error_response(exc.status_code, str(exc.detail))
+        if exc.status_code == 404:
+            return error_response(404, f"no route for {request.method} {request.url.path}")
+        if exc.status_code == 405:
+            allowed = _allowed_methods(app, request)
+            message = f"{request.method} is not allowed on {request.url.path}: use {', '.join(allowed)}"
+            return error_response(405, message, headers={"Allow": ", ".join(allowed)})
+        return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
@@ -115,6 +122,16 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         return error_response(500, f"internal error: {type(exc).__name__}")
 
     return app
+
+
+def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
+    """Every method some route answers at this path (Starlette's 405 names the first route's)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match != Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
 
 
 def create_app_from_environment() -> FastAPI:
