@@ -274,7 +274,8 @@ def test_vertical_of_unknown_and_malformed_nodes(client: TestClient) -> None:
     assert unknown_run in vertical(client, f"run:{unknown_run}", 404)["message"]
     assert "nodeId" in vertical(client, "nope", 400)["message"]
     assert "nodeId" in get(client, "/lineage/vertical", 400)["message"]
-    assert "runId" in vertical(client, "run:42", 400)["message"]
+    assert "run '42' not found" in vertical(client, "run:42", 404)["message"]  # any id, not only UUIDs
+    assert "names no run" in vertical(client, "run:", 400)["message"]
     assert "limit" in vertical(client, ORDERS, 400, limit="0")["message"]
 
 

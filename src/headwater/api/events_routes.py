@@ -3,20 +3,37 @@ filters (namespace, job, eventType) that Marquez clients never send."""
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
+from pydantic import Field
 
 from headwater.api.auth import require_read
-from headwater.api.responses import JSONResponse
+from headwater.api.models import LineageEvents
+from headwater.api.params import Name, Offset, Text, Time, any_case_list
+from headwater.api.routing import ModelRoute, errors
 from headwater.errors import BadRequest
 from headwater.events.model import EVENT_TYPES
-from headwater.query.params import whole_number
 from headwater.query.times import parse_time_param
 from headwater.store.base import EventStore
 
-router = APIRouter(tags=["events (Marquez)"], dependencies=[Depends(require_read)])
+router = APIRouter(
+    tags=["events (Marquez)"],
+    dependencies=[Depends(require_read)],
+    route_class=ModelRoute,
+    responses=errors(401, 403),
+)
 MAX_LIMIT = 10_000
 _TYPE_ORDER = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER")
+EventTypes = Annotated[
+    list[Annotated[str, Field(pattern=any_case_list(*_TYPE_ORDER, empty=True))]],
+    Query(
+        description="Repeatable or comma-separated, any case: START, RUNNING, COMPLETE, FAIL, ABORT, OTHER"
+    ),
+]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Default 100")]
+Direction = Annotated[Literal["asc", "desc"], Query(description="By eventTime; default desc")]
 
 
 def parse_event_types(values: list[str]) -> list[str]:
@@ -39,28 +56,23 @@ def _events_answer(
     namespace: str | None,
     before: str | None,
     after: str | None,
-    sortDirection: str | None,
-    limit: str | None,
-    offset: str | None,
+    direction: str,
+    limit: int,
+    offset: int,
     job: str | None,
     event_type: list[str],
-) -> JSONResponse:
+) -> LineageEvents:
     store: EventStore = request.app.state.store
-    direction = (sortDirection or "desc").lower()
-    if direction not in ("asc", "desc"):
-        raise BadRequest(f"sortDirection: {sortDirection!r} is neither asc nor desc")
     after_time = parse_time_param("after", after)
     before_time = parse_time_param("before", before)
-    size = whole_number("limit", limit, 100, 1, MAX_LIMIT)
-    skip = whole_number("offset", offset, 0, 0, 2**62)
     event_types = parse_event_types(event_type)
     ns, job_name = namespace or None, job or None
     events = store.list_events(
         after_time=after_time,
         before_time=before_time,
         descending=direction == "desc",
-        limit=size,
-        offset=skip,
+        limit=limit,
+        offset=offset,
         namespace=ns,
         job=job_name,
         event_types=event_types,
@@ -68,42 +80,40 @@ def _events_answer(
     total = store.count_events(
         after_time=after_time, before_time=before_time, namespace=ns, job=job_name, event_types=event_types
     )
-    return JSONResponse({"events": [orjson.Fragment(e.payload) for e in events], "totalCount": total})
+    return LineageEvents(events=[orjson.Fragment(e.payload) for e in events], totalCount=total)
 
 
 @router.get("/api/v1/events/lineage", summary="Raw events by eventTime")
 @router.get("/api/v1/events", summary="Raw events by eventTime (marquez-python's list_events)")
 def list_lineage_events(
     request: Request,
-    before: str | None = None,
-    after: str | None = None,
-    sortDirection: str | None = None,
-    limit: str | None = None,
-    offset: str | None = None,
-    namespace: str | None = None,
-    job: str | None = None,
-    eventType: list[str] = Query(default=[]),  # noqa: B008
-) -> JSONResponse:
-    """Events with `after` <= eventTime <= `before` (ISO 8601), `sortDirection` desc (default) or
-    asc, `limit` (default 100) from `offset`. Answer: `{events: [...], totalCount}`. Headwater's
-    optional filters: `namespace` (the job's, or a dataset event's dataset's), `job` (a job name),
-    `eventType` (repeatable or comma-separated: START, RUNNING, COMPLETE, FAIL, ABORT, OTHER; only
-    run events have one)."""
+    before: Time = None,
+    after: Time = None,
+    sortDirection: Direction = "desc",
+    limit: Limit = 100,
+    offset: Offset = 0,
+    namespace: Text = None,
+    job: Text = None,
+    eventType: EventTypes = [],  # noqa: B006 - FastAPI copies it
+) -> LineageEvents:
+    """Events with `after` <= eventTime <= `before`, newest first unless `sortDirection=asc`.
+    Headwater's optional filters: `namespace` (the job's, or a dataset event's dataset's), `job`
+    (a job name), `eventType` (only run events have one)."""
     return _events_answer(request, namespace, before, after, sortDirection, limit, offset, job, eventType)
 
 
-@router.get("/api/v1/events/{namespace:path}", summary="Raw events of one namespace")
+@router.get("/api/v1/events/{namespace:names}", summary="Raw events of one namespace")
 def list_namespace_events(
     request: Request,
-    namespace: str,
-    before: str | None = None,
-    after: str | None = None,
-    sortDirection: str | None = None,
-    limit: str | None = None,
-    offset: str | None = None,
-    job: str | None = None,
-    eventType: list[str] = Query(default=[]),  # noqa: B008
-) -> JSONResponse:
+    namespace: Name,
+    before: Time = None,
+    after: Time = None,
+    sortDirection: Direction = "desc",
+    limit: Limit = 100,
+    offset: Offset = 0,
+    job: Text = None,
+    eventType: EventTypes = [],  # noqa: B006
+) -> LineageEvents:
     """Events whose job is in the namespace (a dataset event: whose dataset is), as
     /api/v1/events/lineage answers them, with its `job` and `eventType` filters."""
     return _events_answer(request, namespace, before, after, sortDirection, limit, offset, job, eventType)

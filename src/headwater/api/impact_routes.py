@@ -3,42 +3,46 @@ a node as a flat list with distance, owners and latest run state (`headwater.que
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 
 from headwater.api.auth import require_read
-from headwater.api.lineage_routes import lineage_query_from
-from headwater.api.responses import JSONResponse
-from headwater.query.impact import ImpactDirection, Level, impact, impact_json
-from headwater.query.params import choice
+from headwater.api.lineage_routes import Depth, Limit, typed_query
+from headwater.api.models import Impact
+from headwater.api.params import Time, node_id
+from headwater.api.routing import ModelRoute, errors
+from headwater.query import lineage as lineage_query
+from headwater.query.impact import impact, impact_json
 from headwater.store.base import EventStore
 
 router = APIRouter(
-    prefix="/api/warehouse/v1", tags=["lineage warehouse (Egeria)"], dependencies=[Depends(require_read)]
+    prefix="/api/warehouse/v1",
+    tags=["lineage warehouse (Egeria)"],
+    dependencies=[Depends(require_read)],
+    route_class=ModelRoute,
+    responses=errors(401, 403),
 )
 
 
-@router.get("/impact", summary="Impact analysis: every node downstream or upstream, as a list")
+@router.get(
+    "/impact", summary="Impact analysis: every node downstream or upstream, as a list", responses=errors(404)
+)
 def get_impact(
     request: Request,
-    nodeId: str | None = None,
-    direction: str | None = None,
-    level: str | None = None,
-    depth: str | None = None,
-    limit: str | None = None,
-    asOf: str | None = None,
-) -> JSONResponse:
+    nodeId: Annotated[str, Query(), node_id("dataset", "job", "datasetField")],
+    direction: Literal["downstream", "upstream"] = "downstream",
+    level: Literal["dataset", "column"] | None = None,
+    depth: Depth = lineage_query.DEFAULT_DEPTH,
+    limit: Limit = lineage_query.DEFAULT_LIMIT,
+    asOf: Time = None,
+) -> Impact:
     """`nodeId`: a dataset, job or field (`datasetField:…`, answered at column level);
-    `direction`: downstream (default) or upstream; `level`: dataset (default) or column (a
-    dataset's fields); `depth` (transformations, default 20), `limit` (nodes, default 500),
-    `asOf` (ISO 8601). Answer: `{nodeID, node, direction, level, rows: [{nodeID, nodeType,
-    namespace, name, field, distance, owners, latestRunState, latestRunTime, latestRunJob,
-    expandable}], truncated, asOf}`."""
-    way = cast(ImpactDirection, choice("direction", direction, "downstream", ("downstream", "upstream")))
-    chosen = cast(Level, choice("level", level, "", ("dataset", "column")) or None)
-    query = lineage_query_from(nodeId, depth, limit, asOf, way)
+    `direction`: downstream (default) or upstream; `level`: dataset (the default, except for a
+    field) or column (a dataset's fields); `depth` (transformations), `limit` (nodes), `asOf`.
+    Each row: the node's distance, owners and the latest run that wrote it."""
+    query = typed_query(nodeId, depth, limit, asOf, direction)
     store: EventStore = request.app.state.store
     with store.snapshot():
-        answer = impact(store, query, way, chosen)
-    return JSONResponse(impact_json(answer))
+        answer = impact(store, query, direction, level)
+    return Impact.model_validate(impact_json(answer))

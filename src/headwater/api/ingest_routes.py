@@ -8,7 +8,10 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Depends, Request
 
 from headwater.api.auth import require_write
-from headwater.api.responses import JSONResponse, error_response
+from headwater.api.bodies import OPENLINEAGE_EVENT, request_body
+from headwater.api.models import Outcomes, Stored
+from headwater.api.responses import ErrorBody, JSONResponse, error_response
+from headwater.api.routing import ModelRoute, errors
 from headwater.config import Settings
 from headwater.errors import PayloadTooLarge
 from headwater.ingest import metrics
@@ -16,18 +19,13 @@ from headwater.ingest.bodies import read_documents
 from headwater.ingest.service import Outcome, collector_paused, record_stored, validate_documents
 from headwater.ingest.writer import GroupCommitWriter
 
-router = APIRouter(tags=["ingest"], dependencies=[Depends(require_write)])
+router = APIRouter(
+    tags=["ingest"],
+    dependencies=[Depends(require_write)],
+    route_class=ModelRoute,
+    responses=errors(401, 403, 413, 415, 422, 503),
+)
 Validated = TypeVar("Validated")
-
-_BODY_DOC: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {"schema": {"type": "object", "description": "One event, or an array"}},
-            "application/x-ndjson": {"schema": {"type": "string", "description": "One event per line"}},
-        },
-    }
-}
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -75,21 +73,30 @@ async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
 def _batch_response(outcomes: list[Outcome]) -> JSONResponse:
     rejected = sum(1 for outcome in outcomes if not outcome.accepted)
     status = 200 if rejected == 0 else 400 if rejected == len(outcomes) else 207
-    return JSONResponse([outcome.as_json() for outcome in outcomes], status_code=status)
+    answer = Outcomes.model_validate([outcome.as_json() for outcome in outcomes])
+    return JSONResponse(answer, status_code=status)
+
+
+BATCH_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"model": Outcomes, "description": "A batch: every event stored (or already stored)"},
+    207: {"model": Outcomes, "description": "A batch: some events rejected, the others stored"},
+}
 
 
 @router.post(
     "/api/v1/lineage",
     summary="Send one OpenLineage event (or a batch)",
-    openapi_extra=_BODY_DOC,
+    openapi_extra=request_body(OPENLINEAGE_EVENT),
     status_code=201,
+    response_model=Stored,
     responses={
-        200: {"description": "Already stored: the same event was sent before (same eventId)"},
-        201: {"description": "Stored durably"},
-        207: {"description": "A batch in which some events were rejected (the others are stored)"},
-        400: {"description": "Invalid event; the message names each field"},
-        413: {"description": "Body too large"},
-        415: {"description": "Unsupported Content-Type or Content-Encoding"},
+        **BATCH_ANSWERS,
+        200: {"model": Stored | Outcomes, "description": "Already stored (same eventId), or a batch stored"},
+        201: {"model": Stored, "description": "Stored durably"},
+        400: {
+            "model": ErrorBody | Outcomes,
+            "description": "An invalid event (the message names each field), or a batch of only invalid ones",
+        },
     },
 )
 async def post_lineage(request: Request) -> JSONResponse:
@@ -106,17 +113,20 @@ async def post_lineage(request: Request) -> JSONResponse:
         body["duplicate"] = True
     if outcome.warnings:
         body["warnings"] = list(outcome.warnings)
-    return JSONResponse(body, status_code=outcome.status)
+    return JSONResponse(Stored.model_validate(body), status_code=outcome.status)
 
 
 @router.post(
     "/api/v1/lineage/batch",
     summary="Send many events; per-event results",
-    openapi_extra=_BODY_DOC,
+    openapi_extra=request_body(OPENLINEAGE_EVENT),
+    response_model=Outcomes,
     responses={
-        200: {"description": "Every event stored (or already stored)"},
-        207: {"description": "Some events rejected; the good ones are stored"},
-        400: {"description": "Every event rejected"},
+        **BATCH_ANSWERS,
+        400: {
+            "model": ErrorBody | Outcomes,
+            "description": "The body is unreadable, or every event is invalid",
+        },
     },
 )
 async def post_batch(request: Request) -> JSONResponse:

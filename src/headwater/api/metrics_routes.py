@@ -9,19 +9,34 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from headwater.api.auth import require_read
+from headwater.api.routing import ModelRoute, errors
 from headwater.ingest import metrics
 
-router = APIRouter(tags=["operations"], dependencies=[Depends(require_read)])
+router = APIRouter(
+    tags=["operations"],
+    dependencies=[Depends(require_read)],
+    route_class=ModelRoute,
+    responses=errors(401, 403),
+)
 
 INGEST_PATHS = frozenset({"/api/v1/lineage", "/api/v1/lineage/batch"})
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
-@router.get("/metrics", summary="Ingest counters, latencies and Kafka consumer lag (Prometheus)")
-def get_metrics() -> Response:
+class PrometheusText(Response):
+    media_type = PROMETHEUS_TEXT
+
+
+@router.get(
+    "/metrics",
+    summary="Ingest counters, latencies and Kafka consumer lag (Prometheus)",
+    response_class=PrometheusText,
+    responses={200: {"content": {PROMETHEUS_TEXT: {"schema": {"type": "string"}}}}},
+)
+def get_metrics() -> PrometheusText:
     """Events by entry point and outcome, HTTP ingest requests and latency, and for the Kafka
     consumer: messages consumed, dead letters, lag and committed offset per partition."""
-    return Response(metrics.REGISTRY.render(), media_type=PROMETHEUS_TEXT)
+    return PrometheusText(metrics.REGISTRY.render())
 
 
 class IngestMetricsMiddleware:
