@@ -14,7 +14,6 @@ from headwater.api.routing import ModelRoute, errors
 from headwater.query import lineage as lineage_query
 from headwater.query.lineage import LineageQuery, TraversalDirection
 from headwater.query.lineage_json import marquez_column_graph, marquez_graph
-from headwater.query.params import whole_number
 from headwater.query.run_lineage import upstream_runs, upstream_runs_json
 from headwater.query.times import parse_time_param
 from headwater.store.base import EventStore
@@ -49,25 +48,6 @@ NOT_FOUND = errors(404)
 def _store(request: Request) -> EventStore:
     store: EventStore = request.app.state.store
     return store
-
-
-def lineage_query_from(
-    node_id: str | None,
-    depth: str | None,
-    limit: str | None,
-    as_of: str | None,
-    direction: TraversalDirection = "both",
-    include_processes: bool = True,
-) -> LineageQuery:
-    """A LineageQuery from query parameters as text, or a 400 naming the bad one."""
-    return LineageQuery(
-        node_id=node_id or "",
-        direction=direction,
-        depth=whole_number("depth", depth, lineage_query.DEFAULT_DEPTH, 0, lineage_query.MAX_DEPTH),
-        limit=whole_number("limit", limit, lineage_query.DEFAULT_LIMIT, 1, lineage_query.MAX_LIMIT),
-        as_of=parse_time_param("asOf", as_of),
-        include_processes=include_processes,
-    )
 
 
 def typed_query(

@@ -101,10 +101,20 @@ NODE_IDS = {
     "datasetField": "datasetField:[^:#\\x00][^#\\x00]*:[^#\\x00]*:[^:#\\x00]+",
 }
 
+NODE_IDS.update(
+    {
+        "run": "run:[^\\x00]+",
+        "element": "element:[^:\\x00]+:[^\\x00]+",
+        "namespace": "namespace:[^\\x00]+",
+    }
+)
 NODE_FORMS = {
     "dataset": "dataset:{namespace}:{name}",
     "job": "job:{namespace}:{name}",
     "datasetField": "datasetField:{namespace}:{dataset}:{field}",
+    "run": "run:{runId}",
+    "element": "element:{type}:{description}",
+    "namespace": "namespace:{name}",
 }
 
 
