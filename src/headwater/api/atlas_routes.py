@@ -100,7 +100,8 @@ def run_events(
     includeChildren: bool = False,
 ) -> JSONResponse:
     """Events of the run newest first (eventTime, then eventId), `pageSize` at a time. Pass back
-    `nextPagingState` as `pagingState` for the next page; it is null on the last.
+    `nextPagingState` as `pagingState` for the next page; it is null on the last (a `pagingState`
+    the server did not return for this run and query is a 400).
     `includeChildren=true` adds the events of runs whose parent or root is this run."""
     store: EventStore = request.app.state.store
     try:

@@ -39,7 +39,8 @@ def get_impact(
 ) -> Impact:
     """`nodeId`: a dataset, job or field (`datasetField:…`, answered at column level);
     `direction`: downstream (default) or upstream; `level`: dataset (the default, except for a
-    field) or column (a dataset's fields); `depth` (transformations), `limit` (nodes), `asOf`.
+    field) or column (a dataset's fields); `level=column` does not start from a job, nor
+    `level=dataset` from a field (400); `depth` (transformations), `limit` (nodes), `asOf`.
     Each row: the node's distance, owners and the latest run that wrote it."""
     query = typed_query(nodeId, depth, limit, asOf, direction)
     store: EventStore = request.app.state.store
