@@ -10,7 +10,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
-from starlette.routing import Match
 
 from headwater import __version__
 from headwater.api import (
@@ -29,6 +28,7 @@ from headwater.api import (
     warehouse_routes,
 )
 from headwater.api.responses import JSONResponse, error_response
+from headwater.api.routing import ModelRoute
 from headwater.config import Settings, load_settings
 from headwater.errors import HeadwaterError
 from headwater.ingest.writer import GroupCommitWriter
@@ -111,9 +111,11 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         if exc.status_code == 404:
             return error_response(404, f"no route for {request.method} {request.url.path}")
         if exc.status_code == 405:
-            allowed = _allowed_methods(app, request)
-            message = f"{request.method} is not allowed on {request.url.path}: use {', '.join(allowed)}"
-            return error_response(405, message, headers={"Allow": ", ".join(allowed)})
+            starlette_allows = (exc.headers or {}).get("Allow", "")
+            methods = ModelRoute.allowed_methods(request.scope) or set(starlette_allows.split(", "))
+            allowed = ", ".join(sorted(methods - {""}))
+            message = f"{request.method} is not allowed on {request.url.path}: use {allowed}"
+            return error_response(405, message, headers={"Allow": allowed})
         return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(Exception)
@@ -122,16 +124,6 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         return error_response(500, f"internal error: {type(exc).__name__}")
 
     return app
-
-
-def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
-    """Every method some route answers at this path (Starlette's 405 names the first route's)."""
-    methods: set[str] = set()
-    for route in app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match != Match.NONE:
-            methods |= getattr(route, "methods", None) or set()
-    return sorted(methods)
 
 
 def create_app_from_environment() -> FastAPI:

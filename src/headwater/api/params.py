@@ -79,10 +79,12 @@ BrowseId = Annotated[
     WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 2**63 - 1, "description": "A browse id"}),
 ]
 Offset = Annotated[int, Query(ge=0, le=2**62, description="How many to skip")]
+TIME_OR_EMPTY = f"^({RFC3339[1:-1]})?$"  # empty means no time, as an absent parameter
+EXPLAINED[TIME_OR_EMPTY] = EXPLAINED[RFC3339]
 Time = Annotated[
     str | None,
     Query(
-        pattern=RFC3339,
+        pattern=TIME_OR_EMPTY,
         description="An RFC 3339 date-time; no offset means UTC",
         json_schema_extra={"format": "date-time"},
     ),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
 from fastapi.routing import APIRoute
@@ -89,13 +89,26 @@ class ModelRoute(APIRoute):
     """An API route: matched on the raw path, answering its typed model, and declaring 400 when
     it takes parameters or a body and 404 when it has path parameters."""
 
+    # Every API route, for the `Allow` header of a 405 (the app's route list nests routers).
+    every: ClassVar[list[ModelRoute]] = []
+
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, _answering(endpoint), **kwargs)
+        ModelRoute.every.append(self)
         takes = self.dependant.query_params or self.dependant.path_params or self.body_field
         declared = {str(status) for status in self.responses}
         for status, wanted in ((400, bool(takes)), (404, bool(self.dependant.path_params))):
             if wanted and str(status) not in declared:
                 self.responses = {**errors(status), **self.responses}
+
+    @classmethod
+    def allowed_methods(cls, scope: Scope) -> set[str]:
+        """Every method an API route answers at the request's path."""
+        methods: set[str] = set()
+        for route in cls.every:
+            if route.matches(scope)[0] != Match.NONE:
+                methods |= route.methods or set()
+        return methods
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         raw = scope.get("raw_path")

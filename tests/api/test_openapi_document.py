@@ -1,0 +1,64 @@
+"""What the OpenAPI document states about answers, statuses and parameters, and the 405 and 404
+answers of the routes (schemathesis checks the rest: tests/api/test_openapi_schemathesis.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+
+def _operation(document: dict[str, Any], path: str, method: str = "get") -> dict[str, Any]:
+    operation: dict[str, Any] = document["paths"][path][method]
+    return operation
+
+
+def test_answers_have_their_models_and_every_error_its_envelope(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    assert "HTTPValidationError" not in schemas  # bad parameters are 400s in the error envelope
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            assert "HTTPValidationError" not in str(operation["responses"]), (path, method)
+            if operation.get("parameters") or "requestBody" in operation:
+                assert "400" in operation["responses"], (path, method)
+    namespaces = _operation(document, "/api/v1/namespaces")
+    assert namespaces["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Namespaces"
+    }
+    assert namespaces["responses"]["400"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }
+    dataset = _operation(document, "/api/v1/namespaces/{namespace}/datasets/{dataset}")
+    assert {p["name"] for p in dataset["parameters"]} == {"namespace", "dataset"}  # no ignored ones
+    assert "404" in dataset["responses"]
+    limit = next(p for p in namespaces["parameters"] if p["name"] == "limit")
+    assert (limit["schema"]["type"], limit["schema"]["minimum"], limit["schema"]["maximum"]) == (
+        "integer",
+        0,
+        10_000,
+    )
+    run = schemas["Run"]["properties"]
+    assert run["state"]["enum"] == ["NEW", "RUNNING", "COMPLETED", "FAILED", "ABORTED"]
+    assert "format" not in _operation(document, "/api/v1/jobs/runs/{runId}")["parameters"][0]["schema"]
+    metrics = _operation(document, "/metrics")["responses"]["200"]["content"]
+    assert list(metrics) == ["text/plain; version=0.0.4; charset=utf-8"]
+
+
+def test_a_method_a_path_does_not_take_is_405_naming_those_it_does(client: TestClient) -> None:
+    for method, path, allowed in [
+        ("TRACE", "/api/v1/namespaces", "GET"),
+        ("PUT", "/api/v1/namespaces/ns/jobs/job/tags/pii", "DELETE, GET, POST"),  # GET: a job 'job/tags/pii'
+        ("DELETE", "/api/v1/lineage", "GET, POST"),
+        ("POST", "/metrics", "GET"),
+    ]:
+        response = client.request(method, path)
+        assert response.status_code == 405, (method, path)
+        assert response.headers["allow"] == allowed, (method, path)
+        assert response.json()["message"] == f"{method} is not allowed on {path}: use {allowed}"
+
+
+def test_a_path_no_route_answers_is_404_naming_it(client: TestClient) -> None:
+    response = client.get("/api/v1/namespaces/ns/other")
+    assert response.status_code == 404
+    assert response.json() == {"code": 404, "message": "no route for GET /api/v1/namespaces/ns/other"}
