@@ -25,6 +25,7 @@ from headwater.store.model_rows import (
     RunRow,
 )
 from headwater.store.sql_reads import CHUNK, SqlReads
+from headwater.store.stats_sql import StatsSql
 from headwater.store.vertical_sql import VerticalSql
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
     )
 
 
-class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
+class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, EventStore):
     """The store in SQL; a backend provides connections (`_reading`, `_writing`) and dialect."""
 
     migrations_package: str
@@ -153,6 +154,19 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, SqlReads, EventStore):
             return int(row[0]) if row and row[0] is not None else 0
 
     def migrate(self) -> list[int]:
+        """Apply the migrations not applied yet (`migrations_package`'s NNNN_name.sql, in order),
+        all in one write transaction: an upgrade that fails leaves the store as it was.
+
+        The rule every migration keeps, because this transaction holds every writer back while it
+        runs and a store may hold hundreds of millions of events: never rewrite, empty or drop a
+        table an earlier migration created — no UPDATE or DELETE of it, no copy-and-swap rebuild,
+        no ALTER TABLE but ADD COLUMN with a constant default or none (which rewrites no row on
+        SQLite or PostgreSQL 11+). Creating tables and indexes is fine (an index over `events`
+        reads it once); so is filling a new table from existing ones when that is one pass. A
+        change to existing rows is made by code in bounded batches after the migration, or, for
+        the lineage model, by `pipeline rebuild`. tests/store/test_upgrade.py checks the scripts
+        against this rule, and that a store of the previous release serves the same answers
+        once upgraded (docs/operations.md)."""
         applied: list[int] = []
         with self._writing() as cur:
             cur.execute(
