@@ -24,6 +24,7 @@ from headwater.api import (
     metrics_routes,
     openapi,
     overview_routes,
+    stats_routes,
     ui_routes,
     warehouse_routes,
 )
@@ -89,6 +90,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(generic_routes.router)
     app.include_router(metrics_routes.router)
     app.include_router(overview_routes.router)
+    app.include_router(stats_routes.router)
     ui_routes.install(app)
     openapi.install(app)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)

@@ -23,6 +23,7 @@ from headwater.store.model_rows import (
     SourceRow,
     TagRow,
 )
+from headwater.store.stats import StatsReader
 from headwater.store.vertical import VerticalReader
 
 
@@ -70,7 +71,7 @@ class DeadLetter:
     id: int | None = None  # assigned by the store
 
 
-class EventStore(GraphReader, VerticalReader, ABC):
+class EventStore(GraphReader, VerticalReader, StatsReader, ABC):
     """The event store: append-only, idempotent by eventId, durable when `append` returns; and
     the read side of the lineage model the pipeline publishes into it."""
 
