@@ -61,6 +61,8 @@ def test_datasets_by_part_of_their_name(client: TestClient) -> None:
                     "updatedAt": "2024-01-02T01:05:00.500Z",
                     "currentVersion": "dv-clean-1",
                     "tags": ["gold"],
+                    "lifecycleState": "OVERWRITE",  # as its latest write declared it
+                    "lifecycleStateTime": "2024-01-02T01:05:00.500Z",
                 },
             },
             {

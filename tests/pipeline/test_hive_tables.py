@@ -1,11 +1,12 @@
 """Spark on a Hive warehouse: tables dropped, created again and known by an alias keep their lineage.
 
 One Spark application emits: drop t1 and t2 (`lifecycleStateChange: DROP`), create them again
-(`CREATE`), insert into t1, then read t1 and insert into t2. Each dataset is named by its path
-(`hdfs://…`, `/user/hive/warehouse/t1`) and declares its Hive table in a `symlinks` facet
-(`hdfs://…/user/hive/warehouse`, `default.t1`), as Spark's OpenLineage integration does. Whatever the
-order the events arrive in, and however they are split across pipeline passes, the lineage holds
-t1 → insert → t2 and insert → t1, found by the path or by the table name.
+(`CREATE`), insert into t1, then read t1 and insert into t2; its next run drops t1 again. Each
+dataset is named by its path (`hdfs://…`, `/user/hive/warehouse/t1`) and declares its Hive table
+in a `symlinks` facet (`hdfs://…/user/hive/warehouse`, `default.t1`), as Spark's OpenLineage
+integration does. Whatever the order the events arrive in, and however they are split across
+pipeline passes, the lineage holds t1 → insert → t2 and insert → t1, found by the path or by the
+table name, and t1 stays in it marked as dropped, with the time, while t2 is not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from headwater.pipeline.runner import Pipeline
 from headwater.query.lineage import LineageQuery, lineage
+from headwater.query.lineage_json import warehouse_graph
 from headwater.store import EventStore
 from tests.pipeline.test_pipeline import dump, ingest
 
@@ -30,6 +32,7 @@ STEPS = (  # (job, inputs, outputs, lifecycle state change of the outputs)
     ("execute_create_table.default_t2", (), ("t2",), "CREATE"),
     ("execute_insert_into_hive_table.default_t1", (), ("t1",), None),
     ("execute_insert_into_hive_table.default_t2", ("t1",), ("t2",), None),
+    ("execute_drop_table.default_t1", (), ("t1",), "DROP"),  # the next run of the application starts
 )
 
 
@@ -88,16 +91,18 @@ def application(cluster: str, namespace: str) -> list[dict[str, Any]]:
 
 
 def edges(store: EventStore, cluster: str, namespace: str) -> set[tuple[str, str]]:
-    """Every edge of t2's upstream, asked by the table's name, with short names for its nodes."""
-    short = {
-        f"dataset:{cluster}:/user/hive/warehouse/t1": "t1",
-        f"dataset:{cluster}:/user/hive/warehouse/t2": "t2",
-    }
+    """Every edge of t2's upstream, asked by the table's name, with short names for its nodes;
+    and the lifecycle states its vertices show."""
+    t1, t2 = (f"dataset:{cluster}:/user/hive/warehouse/{t}" for t in ("t1", "t2"))
     result = lineage(store, LineageQuery(f"dataset:{cluster}/user/hive/warehouse:default.t2", "upstream"))
-    assert result.root == f"dataset:{cluster}:/user/hive/warehouse/t2"
+    assert result.root == t2
+    vertices = {v["nodeID"]: v["properties"] for v in warehouse_graph(result, "upstream")["vertices"]}
+    assert vertices[t1]["lifecycleState"] == "DROP"
+    assert vertices[t1]["lifecycleStateTime"] == "2024-11-26T10:00:13Z"  # the second drop's COMPLETE
+    assert "lifecycleState" not in vertices[t2]  # its latest write, the insert, declared none
 
     def name(node_id: str) -> str:
-        return short.get(node_id) or node_id.removeprefix(f"job:{namespace}:app.")
+        return {t1: "t1", t2: "t2"}.get(node_id) or node_id.removeprefix(f"job:{namespace}:app.")
 
     return {(name(e.src), name(e.dst)) for e in result.edges}
 
@@ -119,9 +124,9 @@ def test_dropped_recreated_aliased_tables_keep_their_lineage_whatever_the_arriva
     # One application per arrival order, each on its own cluster, all in one store.
     apps = {order: (f"hdfs://cluster-{order}", f"spark-{order}") for order in ("a", "b", "c", "d")}
     events = {order: application(*names) for order, names in apps.items()}
-    ddl, inserts = slice(0, 8), slice(8, 12)
+    ddl, inserts, again = slice(0, 8), slice(8, 12), slice(12, 14)
     first = events["a"] + events["b"][::-1] + events["c"][inserts] + events["d"][ddl]
-    late = events["c"][ddl][::-1] + events["d"][inserts]
+    late = events["c"][ddl][::-1] + events["c"][again] + events["d"][inserts] + events["d"][again]
 
     pipeline = Pipeline(spark, store, dogfood=False)
     ingest(store, first)

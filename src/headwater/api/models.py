@@ -105,6 +105,7 @@ class DatasetData(Answer):
     lastModifiedAt: Time | None
     description: str | None
     currentVersion: str | None
+    lastLifecycleState: str | None
     expandable: bool
 
 

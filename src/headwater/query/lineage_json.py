@@ -48,6 +48,7 @@ def _dataset_data(
         "lastModifiedAt": None,
         "description": None,
         "currentVersion": row.version if row else None,
+        "lastLifecycleState": row.lifecycle if row else None,
         "expandable": node.expandable,
     }
 
@@ -193,8 +194,12 @@ def _properties(node: LineageNode) -> dict[str, Any]:
             properties["latestRunState"] = row.state
             if row.parent:
                 properties["parentJob"] = row.parent
-        elif row.source:
-            properties["sourceName"] = row.source
+        else:
+            if row.source:
+                properties["sourceName"] = row.source
+            if row.lifecycle:  # a dropped dataset stays in the lineage, marked, until created again
+                properties["lifecycleState"] = row.lifecycle
+                properties["lifecycleStateTime"] = _time(row.lifecycle_time)
     if node.distance is not None:
         properties["distance"] = node.distance
     properties.update(node.properties)

@@ -38,6 +38,10 @@ class GraphNode:
     state_time: str | None = None
     parent: str | None = None  # a job's parent job (the first by id when it has several)
     tags: tuple[str, ...] = ()  # tags set through the API, by name
+    # a dataset's lifecycle state as its latest write left it (lifecycleStateChange: DROP, CREATE,
+    # OVERWRITE…; None when that write declared none) and that write's eventTime
+    lifecycle: str | None = None
+    lifecycle_time: str | None = None
     event_count: int | None = None  # an element's: the generic events naming it the pipeline folded
     element_id: int | None = None  # an element's browse id (`/lineage/1/elements/{id}`)
 

@@ -61,8 +61,11 @@ class GraphSql(SqlReads):
         with self._reading() as cur:
             query = (
                 "SELECT d.node_id, d.namespace, d.name, d.created_at, d.updated_at, "
-                "COALESCE(a.canonical_id, d.node_id), d.current_version, d.source_name FROM datasets d "
-                "LEFT JOIN dataset_aliases a ON a.node_id = d.node_id WHERE d.node_id IN ({marks})"
+                "COALESCE(a.canonical_id, d.node_id), d.current_version, d.source_name, v.lifecycle, "
+                "d.version_time FROM datasets d "
+                "LEFT JOIN dataset_aliases a ON a.node_id = d.node_id "
+                "LEFT JOIN dataset_versions v ON v.version_id = d.current_version "
+                "WHERE d.node_id IN ({marks})"
             )
             rows = self._chunked(cur, query, datasets)
             tags = self._tags(cur, "dataset_tags", [r[0] for r in rows])
@@ -78,6 +81,8 @@ class GraphSql(SqlReads):
                     version=row[6],
                     source=row[7],
                     tags=tags.get(row[0], ()),
+                    lifecycle=row[8],
+                    lifecycle_time=row[9] if row[8] else None,
                 )
             # jobs, then their latest runs by key: two index lookups, whatever the planner
             # thinks of a join between a key list and a table of millions of runs
