@@ -233,7 +233,7 @@ def ingest(
         store.close()
     click.echo(
         f"{summary.files} file(s): {summary.stored} stored, {summary.duplicates} already stored, "
-        f"{summary.rejected} rejected, {summary.warnings} with facet warnings."
+        f"{summary.rejected} rejected, {summary.warnings} with warnings."
     )
     for line in summary.rejections[:50]:
         click.echo(f"  rejected {line}", err=True)

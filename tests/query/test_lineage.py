@@ -269,7 +269,8 @@ def test_run_lineage_answer(api: TestClient) -> None:
         ("b", RUNS["extract"]),
         ("c", None),
     }
-    assert api.get("/api/v1/runlineage/upstream", params={"runId": "nope"}).status_code == 400
+    assert api.get("/api/v1/runlineage/upstream", params={"runId": "nope"}).status_code == 404
+    assert api.get("/api/v1/runlineage/upstream").status_code == 400  # no runId
     missing = str(uuid.UUID(int=7))
     assert api.get("/api/v1/runlineage/upstream", params={"runId": missing}).status_code == 404
 

@@ -418,8 +418,8 @@ def test_limit_keeps_the_nearest_containment(shop: EventStore) -> None:
         ("nope", BadRequest, "nodeId"),
         ("dataset:orders", BadRequest, "dataset:orders"),
         ("datasetField:shop:orders", BadRequest, "datasetField"),
-        ("run:not-a-uuid", BadRequest, "not-a-uuid"),
-        (f"run:{N}#1", BadRequest, "no versions"),
+        ("run:not-a-uuid", NotFound, "not-a-uuid"),  # any run id is looked up
+        (f"run:{N}#1", NotFound, f"{N}#1"),  # `#` is part of a run id: runs have no versions
     ],
 )
 def test_unknown_and_malformed_nodes(

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import orjson
 
-from headwater.errors import BadRequest, NotFound
+from headwater.errors import NotFound
 from headwater.query.lineage import LineageEdge, LineageNode, LineageResult, field_of, node_vertex, resolve
 from headwater.query.node_ids import NodeId, dataset_id, field_id, parse_node_id
 from headwater.query.run_events import parse_run_id
@@ -195,8 +195,6 @@ def _pinned_as_of(store: EventStore, node: NodeId, as_of: str | None) -> str | N
     the node never had."""
     if node.version is None:
         return as_of
-    if node.kind == "run":
-        raise BadRequest(f"nodeId: a run has no versions ({node.text}#{node.version})")
     owners = [node.text] if node.kind != "datasetField" else [dataset for dataset, _ in node.field_splits]
     for owner in owners:
         created = store.version_created_at(owner, node.version)
