@@ -84,7 +84,7 @@ def test_the_history_becomes_nodes_and_event_edges(spark: SparkSession, store: E
 def test_incremental_passes_a_rebuild_and_another_arrival_order_agree(
     spark: SparkSession, store: EventStore, tmp_path: object
 ) -> None:
-    pipeline = Pipeline(spark, store, dogfood=False, partitions=2, batch_events=3)
+    pipeline = Pipeline(spark, store, dogfood=False, partitions=2, batch_events=5)
     _ol(store)
     order = [4, 0, 8, 2, 6, 1, 3, 7, 5]  # each event keeps its own receive time
     for part in (order[:3], order[3:6], order[6:]):

@@ -22,6 +22,7 @@ from headwater.pipeline.publish import MODEL_TABLES, TABLES, read_state
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from tests.conftest import SPEC_DIR
+from tests.pipeline import fastscore
 from tests.pipeline.oracle import expected_model
 from tests.pipeline.spark_cluster import standalone_cluster
 
@@ -133,13 +134,15 @@ def test_incremental_runs_build_the_same_model_as_a_rebuild(
     spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
 ) -> None:
     pipeline = Pipeline(spark, store, dogfood=False, partitions=2, batch_events=150)
-    # arrival in three slices, the pipeline running in between (late events cross batches)
+    # arrival in three slices, the pipeline running in between (late events cross batches), with
+    # generic events among them
     third = len(demo) // 3
-    for part in (demo[:third], demo[third : 2 * third], demo[2 * third :]):
+    for n, part in enumerate((demo[:third], demo[third : 2 * third], demo[2 * third :])):
         ingest(store, part)
+        fastscore.send(store, range(n, len(fastscore.HISTORY), 3))
         pipeline.run_once()
     incremental = dump(store)
-    assert incremental["runs"] and incremental["lineage_edges"]
+    assert incremental["runs"] and incremental["lineage_edges"] and incremental["element_edges"]
     pipeline.rebuild()
     assert dump(store) == incremental
 
