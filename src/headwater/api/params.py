@@ -83,11 +83,8 @@ TIME_OR_EMPTY = f"^({RFC3339[1:-1]})?$"  # empty means no time, as an absent par
 EXPLAINED[TIME_OR_EMPTY] = EXPLAINED[RFC3339]
 Time = Annotated[
     str | None,
-    Query(
-        pattern=TIME_OR_EMPTY,
-        description="An RFC 3339 date-time; no offset means UTC",
-        json_schema_extra={"format": "date-time"},
-    ),
+    Query(pattern=TIME_OR_EMPTY, description="An RFC 3339 date-time; no offset means UTC; empty means none"),
+    WithJsonSchema({"anyOf": [_TIME_SCHEMA, {"type": "string", "enum": [""]}]}),
 ]
 Day = Annotated[
     str | None,

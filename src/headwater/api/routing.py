@@ -103,11 +103,16 @@ class ModelRoute(APIRoute):
 
     @classmethod
     def allowed_methods(cls, scope: Scope) -> set[str]:
-        """Every method an API route answers at the request's path."""
+        """Every method the routes of the request's path answer. A route whose last name may keep
+        unencoded slashes (`{x:names}`) counts only when no route of that exact shape matches:
+        `…/datasets/d/tags/t` is the tag routes' path, as the document says."""
+        matching = [route for route in cls.every if route.matches(scope)[0] != Match.NONE]
+        exact = [
+            r for r in matching if not any(isinstance(c, NamesConvertor) for c in r.param_convertors.values())
+        ]
         methods: set[str] = set()
-        for route in cls.every:
-            if route.matches(scope)[0] != Match.NONE:
-                methods |= route.methods or set()
+        for route in exact or matching:
+            methods |= route.methods or set()
         return methods
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
