@@ -1,6 +1,6 @@
 """The web UI in a real browser: Debian's Chromium driven by Playwright, against `headwater serve`
-on a store holding the demo lineage and events sent by the real openlineage-python client, after
-one pass of the Spark pipeline (`headwater pipeline run`).
+on a store holding the demo lineage, events sent by the real openlineage-python client and a few
+generic events (folded_events.py), after one pass of the Spark pipeline (`headwater pipeline run`).
 
 Every page fixture fails its test on a console error, an uncaught page error, or a request that
 leaves the server's origin; `shot(page, name)` saves a screenshot under build/ui-screenshots/.
@@ -20,6 +20,7 @@ import pytest
 
 from headwater.config import Settings
 from tests.conftest import REPO, LiveServer
+from tests.ui.folded_events import send_folded_events
 from tests.ui.producer_events import send_producer_events
 
 SCREENSHOTS = REPO / "build" / "ui-screenshots"
@@ -69,6 +70,7 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     server = LiveServer(database_url)
     try:
         send_producer_events(server.url)
+        send_folded_events(server.url)
         run_pipeline(database_url)
         yield server
     finally:

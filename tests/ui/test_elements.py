@@ -1,7 +1,8 @@
 """The elements pages in Chromium, on FastScore-style generic events sent over HTTP (browsable at
 once, no pipeline pass): element types as tabs, the latest events opening inline, tags by key; an
 element's latest tag values and its events with the other elements as links; element → event →
-other element, reload and Back; at 1280x800 and on a 390-pixel-wide phone."""
+other element, reload and Back; at 1280x800 and on a 390-pixel-wide phone. Elements the server's
+pipeline pass folded (folded_events.py) link to their lineage graph."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ import pytest
 
 from tests.conftest import LiveServer
 from tests.ui.conftest import open_page, shot
+from tests.ui.folded_events import ENGINE as FOLDED_ENGINE
+from tests.ui.folded_events import FRAUD
+from tests.ui.folded_events import MANAGER as FOLDED_MANAGER
+from tests.ui.folded_events import SCHEMA as FOLDED_SCHEMA
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -274,3 +279,39 @@ def test_an_elements_events_are_paged_in_the_url(
     page.go_back()
     page.wait_for_url(f"{ui_server.url}/elements/{engine}")
     expect(summaries).to_have_count(20)
+
+
+def test_a_folded_elements_lineage_link_opens_its_graph(page: Any, ui_server: LiveServer) -> None:
+    """The server's pipeline pass folded folded_events.py's generic events into the lineage graph:
+    model fraud's page links to its lineage, a graph of elements joined by `event` edges."""
+    elements = httpx.get(f"{ui_server.url}/lineage/1/elements", params={"limit": 1000}, timeout=30).json()
+    ids = {el["description"]: el["id"] for el in elements}
+    page.goto(f"{ui_server.url}/elements/{ids[FRAUD]}")
+    lineage = page.get_by_role("link", name="Lineage", exact=True)
+    expect(lineage).to_have_attribute("href", f"/lineage?node=element%3Amodel%3A{FRAUD}")
+    lineage.click()
+
+    page.wait_for_url(re.compile(r"/lineage\?node=element%3Amodel%3Afraud"))
+
+    def node(kind: str, name: str) -> Any:
+        return page.locator(f'.node[data-id="element:{kind}:{name}"]')
+
+    for kind, name in (("model", FRAUD), ("engine", FOLDED_ENGINE), ("schema", FOLDED_SCHEMA)):
+        expect(node(kind, name)).to_be_visible()
+        expect(node(kind, name).locator("text.name")).to_have_text(name)
+    expect(node("fastscore-service", FOLDED_MANAGER)).to_be_visible()
+    # the event edges carry the event type: model → engine, model → schema and engine → schema by `load model`
+    loads = page.locator("path.edge > title", has_text="load model (1 event)")
+    expect(loads).to_have_count(3)
+    expect(page.locator(".toolbar .title")).to_contain_text(FRAUD)
+    shot(page, "element-lineage")
+
+    node("engine", FOLDED_ENGINE).click()
+    side = page.get_by_role("complementary", name="Selected node")
+    expect(side).to_contain_text("element of type engine")
+    side.get_by_role("link", name="Open", exact=True).click()
+    page.wait_for_url(f"{ui_server.url}/elements/{ids[FOLDED_ENGINE]}")
+    expect(page.get_by_role("table", name="Current tags")).to_contain_text("RUNNING")
+    page.go_back()
+    page.wait_for_url(re.compile(r"/lineage\?node=element%3Amodel%3Afraud"))
+    expect(node("engine", FOLDED_ENGINE)).to_be_visible()

@@ -1,6 +1,7 @@
 // The lineage graph as the UI holds it: nodes and edges merged from every answer (expansions
-// add to it), read from the warehouse API (datasets and jobs) or the column-lineage API (fields),
-// with the walks the page needs (reachability, paths between two nodes, the diff of two times).
+// add to it), read from the warehouse API (datasets, jobs and elements of generic events) or the
+// column-lineage API (fields), with the walks the page needs (reachability, paths between two
+// nodes, the diff of two times).
 import {get, paths} from "../api.js";
 import {parseNodeId} from "../dom.js";
 
@@ -41,16 +42,19 @@ export class Model {
   addWarehouse(answer) {
     const more = new Set(answer.expandable || []);
     for (const v of answer.vertices) {
-      if (v.nodeType !== "dataset" && v.nodeType !== "job") continue;
+      if (!["dataset", "job", "element"].includes(v.nodeType)) continue;
       const p = v.properties;
+      // an element of generic events: its type where a dataset shows its namespace
+      const sub = v.nodeType === "job" ? `job · ${p.namespace}` : v.nodeType === "element" ? `element · ${p.type}` : p.namespace;
       this.addNode({id: v.nodeID, kind: v.nodeType, name: v.displayName, namespace: p.namespace,
-        sub: v.nodeType === "job" ? `job · ${p.namespace}` : p.namespace, state: p.latestRunState || null,
-        expandable: more.has(v.nodeID), properties: p});
+        sub, state: p.latestRunState || null, expandable: more.has(v.nodeID), properties: p});
     }
     for (const e of answer.edges) {
-      const job = e.properties && e.properties.job;
-      this.addEdge({source: e.sourceNodeID, target: e.destinationNodeID, type: e.edgeType,
-        label: job ? `through ${job}` : `${e.edgeType}: ${e.sourceNodeID} → ${e.destinationNodeID}`});
+      const p = e.properties || {};
+      const label = p.job ? `through ${p.job}`
+        : e.edgeType === "event" ? `${p.label} (${p.eventCount} event${p.eventCount === 1 ? "" : "s"}): ${e.sourceNodeID} → ${e.destinationNodeID}`
+          : `${e.edgeType}: ${e.sourceNodeID} → ${e.destinationNodeID}`;
+      this.addEdge({source: e.sourceNodeID, target: e.destinationNodeID, type: e.edgeType, label});
     }
     this.truncated = this.truncated || answer.truncated;
   }

@@ -12,17 +12,25 @@ function whole(value) {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
+/** The element's graph node id, the server's rule: a `dataset` or `job` element named `{namespace}:{name}` is
+ * that OpenLineage node; any other element is `element:{type}:{description}`. */
+function graphNodeId(element) {
+  const colon = element.description.indexOf(":");
+  const openLineage = OPENLINEAGE_TYPES.includes(element.type) && colon > 0 && colon < element.description.length - 1;
+  return openLineage ? `${element.type}:${element.description}` : `element:${element.type}:${element.description}`;
+}
+
 /** The element's node id in the lineage graph when the server has one, else null. Asks only what answers
- * 200 (never a node that may 404): the node types (is `element` one yet?), then a search by name. */
+ * 200 (never a node that may 404): the node types (has the pipeline folded generic events yet?), then a
+ * search of the elements by description. */
 async function lineageNode(element) {
+  const nodeId = graphNodeId(element);
   // an OpenLineage dataset or job is numbered as an element when the pipeline publishes it: a node already
-  if (OPENLINEAGE_TYPES.includes(element.type)) return `${element.type}:${element.description}`;
-  const nodeId = `element:${element.type}:${element.description}`;
+  if (!nodeId.startsWith("element:")) return nodeId;
   try {
     const types = await get("/api/warehouse/v1/types");
     if (!types.nodeTypes.some((t) => t.name === "element")) return null;
-    // no `type` filter: a type the search does not know would be a 400; the exact node id decides
-    const found = await get("/api/warehouse/v1/nodes", {name: element.description, limit: 500});
+    const found = await get("/api/warehouse/v1/nodes", {name: element.description, type: "element", limit: 500});
     return found.nodes.some((node) => node.nodeID === nodeId) ? nodeId : null;
   } catch (error) {
     console.warn("lineage lookup", error);
@@ -48,7 +56,7 @@ export async function render(main, [id], params) {
   const [element, nodeId] = await get(api.element(id), {limit: EVENTS + 1, offset})
     .then((answer) => Promise.all([answer, lineageNode(answer)]));
   setTitle(element.description);
-  const page = OPENLINEAGE_TYPES.includes(element.type) ? nodeHref(`${element.type}:${element.description}`) : null;
+  const page = graphNodeId(element).startsWith("element:") ? null : nodeHref(graphNodeId(element));
   const events = element.events.slice(0, EVENTS);
   const more = element.events.length > EVENTS;
   const opened = await Promise.all(events.slice(0, OPENED).map((event) => get(api.event(event.id))));

@@ -1,4 +1,4 @@
-// The lineage graph of a dataset or job: directed, left to right; depth, direction, jobs shown or
+// The lineage graph of a dataset, job or element of generic events: directed, left to right; depth, direction, jobs shown or
 // condensed, column mode, "as of" time travel, expandable nodes, the path between two nodes,
 // ultimate sources and destinations, export. Every view setting lives in the URL.
 import {get, paths} from "../api.js";
@@ -6,6 +6,13 @@ import {updateQuery} from "../app.js";
 import {apiTime, badge, clear, download, empty, fmtTime, h, inputTime, kv, link, lineageHref, namespaceHref, nodeHref, setTitle} from "../dom.js";
 import {diffModels, fetchInto, grouped, LIMIT, Model, SCOPES, sideOf, visible} from "../graph/model.js";
 import {GraphView} from "../graph/view.js";
+
+/** A node's own page: a dataset's, job's or run's, or an element's page (elements of generic events). */
+function pageHref(node) {
+  const p = (node && node.properties) || {};
+  if (node && node.kind === "element") return p.elementId ? `/elements/${encodeURIComponent(p.elementId)}` : null;
+  return node ? nodeHref(node.id, p.namespace, p.name) : null;
+}
 
 function readSettings(params) {
   return {
@@ -96,7 +103,7 @@ function toolbar(settings, apply, view, model) {
     toggle("Jobs", settings.jobs && !settings.columns, () => apply({jobs: !settings.jobs}),
       "Show jobs, or join datasets directly (condensed view)", settings.columns),
     toggle("Columns", settings.columns, () => apply({columns: !settings.columns}), "Column-level lineage: fields and their edges",
-      settings.node.startsWith("namespace:")),
+      settings.node.startsWith("namespace:") || settings.node.startsWith("element:")),
     toggle("Group", settings.group && !settings.columns, () => apply({group: !settings.group, open: []}),
       "Fold the jobs of each parent job (an Airflow DAG's tasks) into one node", settings.columns),
     h("label", null, "As of", asOf, h("span", {class: "muted"}, "UTC")),
@@ -145,7 +152,7 @@ export async function render(main, _parts, params) {
   const view = new GraphView(canvas, {
     onSelect: (id, {shift, field}) => selectNode(id, shift, field),
     onExpand: (id) => expand(id).catch(showError),
-    onOpen: (id) => { const href = nodeHref(id); if (href) location.assign(href); },
+    onOpen: (id) => { const href = model.byId.has(id) ? pageHref(model.byId.get(id)) : nodeHref(id); if (href) location.assign(href); },
   });
   const apply = (change) => {
     Object.assign(settings, change);
@@ -162,8 +169,8 @@ export async function render(main, _parts, params) {
   const showError = (error) => { status.textContent = `Error: ${error.message}`; };
   const {controls, outputs} = toolbar(settings, apply, view, model);
   layoutEl.firstChild.append(
-    h("div", {class: "toolbar"}, h("span", {class: "title"}, rootNode ? [badge(rootNode.kind === "job" ? "job" : "dataset"), " ",
-      link(nodeHref(model.root) || "#", rootNode.name)]
+    h("div", {class: "toolbar"}, h("span", {class: "title"}, rootNode ? [badge(["job", "element"].includes(rootNode.kind) ? rootNode.kind : "dataset"), " ",
+      link(pageHref(rootNode) || "#", rootNode.name)]
       : namespaceView ? [badge("namespace"), " ", link(namespaceHref(namespaceView), namespaceView)] : settings.node),
     settings.asOf ? h("span", {class: "badge state-RUNNING"}, `as of ${fmtTime(settings.asOf)}`) : null,
     settings.columns ? h("span", {class: "legend"}, h("span", null, h("i"), "direct"), h("span", null, h("i", {class: "indirect"}), "indirect")) : null,
@@ -241,17 +248,19 @@ export async function render(main, _parts, params) {
       return;
     }
     const p = node.properties || {};
-    const href = nodeHref(node.id, p.namespace, p.name);
-    side.append(h("div", {class: "crumbs"}, node.kind, " in ", node.namespace), h("h2", null, node.name),
+    const href = pageHref(node);
+    side.append(h("div", {class: "crumbs"}, node.kind === "element" ? `element of type ${p.type}` : `${node.kind} in ${node.namespace}`),
+      h("h2", null, node.name),
       h("div", {class: "actions"}, href ? link(href, "Open", {class: "button primary"}) : null,
         node.id !== model.root ? link(lineageHref(node.id, {depth: settings.depth, jobs: settings.jobs ? null : 0,
           columns: settings.columns ? 1 : null, asOf: settings.asOf}), "Centre here", {class: "button"}) : null,
-        link(`/impact?node=${encodeURIComponent(node.id)}`, "Impact", {class: "button"}),
+        node.kind !== "element" ? link(`/impact?node=${encodeURIComponent(node.id)}`, "Impact", {class: "button"}) : null,
         node.expandable ? h("button", {type: "button", onclick: () => expand(node.id).catch(showError)}, "Expand") : null,
         settings.group && p.parentJob && settings.open.includes(p.parentJob)
           ? h("button", {type: "button", onclick: () => apply({open: settings.open.filter((id) => id !== p.parentJob)})},
             "Fold into its parent") : null),
       kv([["Latest run", node.state ? badge(node.state) : null], ["Source", p.sourceName],
+        ["Events", node.kind === "element" ? String(p.eventCount) : null],
         ["Created", p.createdAt && fmtTime(p.createdAt)], ["Updated", p.updatedAt && fmtTime(p.updatedAt)]]));
     if (field) {
       const fieldRow = (node.fields || []).find((f) => f.name === field);
