@@ -88,8 +88,16 @@ Time = Annotated[
 ]
 Day = Annotated[
     str | None,
-    Query(description="`YYYY-MM-DD` or an RFC 3339 date-time"),
-    WithJsonSchema({"anyOf": [{"type": "string", "pattern": _DAY, "format": "date"}, _TIME_SCHEMA]}),
+    Query(description="`YYYY-MM-DD` or an RFC 3339 date-time; empty means none"),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": _DAY, "format": "date"},
+                _TIME_SCHEMA,
+                {"type": "string", "enum": [""], "description": "empty: no bound"},
+            ]
+        }
+    ),
 ]
 
 # Node ids by kind (`headwater.query.node_ids`). A namespace may hold colons (`postgres://db:5432`);
