@@ -56,11 +56,21 @@ def folded(
         yield client
 
 
-def test_no_element_types_before_the_pipeline_folds_generic_events(client: TestClient) -> None:
+def test_before_the_pipeline_folds_them_elements_have_only_their_vertical_view(client: TestClient) -> None:
     post_history(client)  # browsable at once, but no graph node yet
     nodes, edges = type_names(client)
     assert "element" not in nodes and "event" not in edges
     get(client, "/lineage/end-to-end", 404, nodeId=fs.CHURN)
+    # its vertical view reads the browse tables: there before any pass
+    view = get(client, "/lineage/vertical", nodeId=fs.ENGINE1)
+    assert {v["displayName"] for v in view["vertices"] if v["nodeType"] == "elementTag"} == {
+        "state=STOPPED",
+        "replicas=0",
+    }
+    assert len([v for v in view["vertices"] if v["nodeType"] == "event"]) == 3
+    assert get(client, "/lineage/vertical", nodeId=fs.CLICKS)["vertices"][0]["nodeType"] == "element"
+    get(client, "/lineage/vertical", 404, nodeId="element:engine:engine-9")
+    get(client, "/lineage/vertical", 404, nodeId=fs.ENGINE1, asOf="2000-01-01T00:00:00Z")
 
 
 def test_element_types_once_folded(folded: TestClient) -> None:

@@ -490,6 +490,11 @@ def ultimate(
     path through the node, each with its shortest distance in datasets. The current answer is
     the pipeline's precomputed augmentation; as of a past time, or for a field, a walk to the
     ends. A dataset with no upstream is its own ultimate source."""
+    if node_id.startswith("element:"):
+        raise BadRequest(
+            f"nodeId: {node_id!r} is an element of generic events, which has no ultimate {kind}s: "
+            "its event edges say what happened together, not where data comes from"
+        )
     node = parse_node_id(node_id, allowed=("dataset", "job", "datasetField"))
     direction: TraversalDirection = "upstream" if kind == "source" else "downstream"
     if node.kind == "datasetField" or as_of is not None or node.version is not None:

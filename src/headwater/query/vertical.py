@@ -23,7 +23,7 @@ import orjson
 
 from headwater.errors import NotFound
 from headwater.query.lineage import LineageEdge, LineageNode, LineageResult, field_of, node_vertex, resolve
-from headwater.query.node_ids import NodeId, dataset_id, field_id, parse_node_id
+from headwater.query.node_ids import NodeId, dataset_id, element_node_id, field_id, parse_node_id
 from headwater.query.run_events import parse_run_id
 from headwater.query.times import display_time
 from headwater.store.base import EventStore
@@ -384,10 +384,37 @@ def _run_family(store: EventStore, node: NodeId, as_of: str | None, limit: int) 
     return box.result
 
 
-def _element(store: EventStore, element: GraphNode, as_of: str | None, limit: int) -> LineageResult:
+def _browsed(store: EventStore, node: NodeId) -> GraphNode | None:
+    """The element the browse tables know by this node id, before the pipeline has folded it."""
+    kind, _, rest = node.text.partition(":")
+    element_type, _, description = rest.partition(":") if kind == "element" else (kind, "", rest)
+    if element_node_id(element_type, description) != node.text:
+        return None
+    element_id = store.element_browse_id(element_type, description)
+    if element_id is None:
+        return None
+    return GraphNode(
+        node.text, "element", element_type, description, "", "", node.text, element_id=element_id
+    )
+
+
+def _element(store: EventStore, node: NodeId, as_of: str | None, limit: int) -> LineageResult:
+    """An element's tags and events: one the pipeline folded, or one only the browse tables know
+    yet (they are written with the event: no waiting for a pass)."""
+    element = _folded(store, node.text, None) or _browsed(store, node)
+    if element is None:
+        raise NotFound(f"node '{node.text}' not found")
+    if as_of is not None and element.created_at and element.created_at > as_of:
+        raise NotFound(f"node '{node.text}' did not exist yet at {display_time(as_of)}")
     box = _Containment(_entity(element), limit, as_of)
     if element.element_id is not None:
         _add_history(box, store, element.node_id, element.element_id, as_of)
+    if (
+        as_of is not None
+        and not element.created_at
+        and not any(e.kind == "in-event" for e in box.result.edges)
+    ):
+        raise NotFound(f"node '{node.text}' did not exist yet at {display_time(as_of)}")
     return box.result
 
 
@@ -398,20 +425,14 @@ def vertical(store: EventStore, node_id: str, *, as_of: str | None, limit: int) 
     node = parse_node_id(node_id)
     as_of = _pinned_as_of(store, node, as_of)
     if node.kind == "element":
-        element = _folded(store, node.text, None)
-        if element is None:
-            raise NotFound(f"node '{node.text}' not found")
-        if as_of is not None and element.created_at > as_of:
-            raise NotFound(f"node '{node.text}' did not exist yet at {display_time(as_of)}")
-        return _element(store, element, as_of, limit)
+        return _element(store, node, as_of, limit)
     build = {"dataset": _dataset, "datasetField": _dataset_field, "job": _job, "run": _run_family}[node.kind]
     try:
         return build(store, node, as_of, limit)
     except NotFound:
-        element = _folded(store, node.text, as_of) if node.kind in ("dataset", "job") else None
-        if element is None or node.version is not None:
+        if node.kind not in ("dataset", "job") or node.version is not None:
             raise
-        return _element(store, element, as_of, limit)
+        return _element(store, node, as_of, limit)
 
 
 # -- node search ---------------------------------------------------------------------------------

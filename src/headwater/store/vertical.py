@@ -78,6 +78,10 @@ class VerticalReader(ABC):
         """Runs whose parent is `run_id`, oldest first; with `as_of`, those begun by then."""
 
     @abstractmethod
+    def element_browse_id(self, element_type: str, description: str) -> int | None:
+        """The browse id of the element (type, description) of generic events, if one is stored."""
+
+    @abstractmethod
     def element_tags_at(self, element_id: int, as_of: str) -> list[GenericTagRow]:
         """The latest value of each tag key the element carried in the generic events received
         by `as_of`, by key (now: `GenericStore.element_latest_tags`)."""

@@ -149,6 +149,15 @@ class VerticalSql(SqlReads):
             cur.execute(self._sql(query), params)
             return [_run(row) for row in cur.fetchall()]
 
+    def element_browse_id(self, element_type: str, description: str) -> int | None:
+        with self._reading() as cur:
+            cur.execute(
+                self._sql("SELECT id FROM generic_elements WHERE type = ? AND description = ?"),
+                (element_type, description),
+            )
+            row = cur.fetchone()
+        return int(row[0]) if row else None
+
     def element_tags_at(self, element_id: int, as_of: str) -> list[GenericTagRow]:
         # "latest" is by receive order (the event's id is its seq), as generic_element_latest_tags keeps it
         query = (
