@@ -57,6 +57,7 @@ def test_a_method_a_path_does_not_take_is_405_naming_those_it_does(client: TestC
             "/api/v1/namespaces/{namespace}/jobs/{job}/tags/{tag}",
         ),
         ("POST", "/api/v1/namespaces/ns/jobs/etl/daily", "/api/v1/namespaces/{namespace}/jobs/{job}"),
+        ("PUT", "/api/v1/namespaces/ns/jobs/j/runs", "/api/v1/namespaces/{namespace}/jobs/{job}/runs"),
         ("DELETE", "/api/v1/lineage", "/api/v1/lineage"),
         ("POST", "/metrics", "/metrics"),
     ]:

@@ -103,16 +103,20 @@ class ModelRoute(APIRoute):
 
     @classmethod
     def allowed_methods(cls, scope: Scope) -> set[str]:
-        """Every method the routes of the request's path answer. A route whose last name may keep
-        unencoded slashes (`{x:names}`) counts only when no route of that exact shape matches:
-        `…/datasets/d/tags/t` is the tag routes' path, as the document says."""
+        """The methods the document gives the request's path: those of the matching routes with
+        the most specific template. A name keeping unencoded slashes (`{x:names}`) lets a shorter
+        template match too (`…/jobs/{job}` matches `…/jobs/j/runs`), but that is not this path."""
         matching = [route for route in cls.every if route.matches(scope)[0] != Match.NONE]
-        exact = [
-            r for r in matching if not any(isinstance(c, NamesConvertor) for c in r.param_convertors.values())
-        ]
+
+        def specificity(route: ModelRoute) -> tuple[int, int]:
+            segments = route.path_format.split("/")
+            return len(segments), sum(not segment.startswith("{") for segment in segments)
+
+        best = max((specificity(route) for route in matching), default=None)
         methods: set[str] = set()
-        for route in exact or matching:
-            methods |= route.methods or set()
+        for route in matching:
+            if specificity(route) == best:
+                methods |= route.methods or set()
         return methods
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
