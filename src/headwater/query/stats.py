@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Literal
 from zoneinfo import ZoneInfo, available_timezones
 
@@ -78,10 +78,11 @@ def time_zones() -> frozenset[str]:
     return frozenset(available_timezones() - {"localtime"})
 
 
-def parse_timezone(value: str | None) -> ZoneInfo:
-    """An IANA time zone (`Europe/Paris`); UTC when absent; a 400 naming `timezone` otherwise."""
+def parse_timezone(value: str | None) -> tzinfo:
+    """An IANA time zone (`Europe/Paris`); UTC when absent (which needs no tz database); a 400
+    naming `timezone` otherwise."""
     if value is None:
-        return ZoneInfo("UTC")
+        return UTC
     if value not in time_zones():
         raise BadRequest(f"timezone: {value!r} is not an IANA time zone (such as Europe/Paris)")
     return ZoneInfo(value)
@@ -92,11 +93,11 @@ def _instant(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _midnight(day: date, zone: ZoneInfo) -> datetime:
+def _midnight(day: date, zone: tzinfo) -> datetime:
     return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
 
 
-def intervals(period: Period, zone: ZoneInfo, now: datetime) -> list[Interval]:
+def intervals(period: Period, zone: tzinfo, now: datetime) -> list[Interval]:
     """The hours of the last day (the last one holding `now`, hours starting at the zone's whole
     hours) or the calendar days of the last week in `zone` (the last one today), oldest first."""
     local = now.astimezone(zone)
