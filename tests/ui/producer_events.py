@@ -1,6 +1,7 @@
 """Events a real producer sends, through the real openlineage-python client's HTTP transport: a
 small shop (raw orders → cleaned orders with a nested schema, column lineage, owners and SQL → a
-daily revenue report), and a run of the report job that fails with an errorMessage facet."""
+daily revenue report), a run of the report job that fails with an errorMessage facet, and, in
+namespace `archive`, a snapshot table that a later job drops (lifecycleStateChange DROP)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from openlineage.client.facet_v2 import (
     column_lineage_dataset,
     documentation_dataset,
     error_message_run,
+    lifecycle_state_change_dataset,
     ownership_dataset,
     schema_dataset,
     sql_job,
@@ -24,7 +26,9 @@ NAMESPACE = "shop"
 RAW, CLEAN, REVENUE = "raw.orders", "analytics.orders_clean", "analytics.daily_revenue"
 CLEAN_JOB, REPORT_JOB = "shop_etl.clean_orders", "shop_etl.daily_revenue"
 ERROR = "Division by zero in revenue_per_customer"
+ARCHIVE, SNAPSHOT = "archive", "archive.orders_2024"
 START = datetime(2025, 3, 10, 6, 0, tzinfo=UTC)
+DROPPED_AT = "2025-03-12T09:00:00Z"  # when the retire job's COMPLETE dropped the snapshot
 
 
 def _schema(*fields: tuple[str, str]) -> schema_dataset.SchemaDatasetFacet:
@@ -148,10 +152,27 @@ def _events() -> list[RunEvent]:
     return events
 
 
+def _archive_events() -> list[RunEvent]:
+    """A job writes a snapshot table (CREATE); a later job drops it (DROP)."""
+    events: list[RunEvent] = []
+    for number, (job, state) in enumerate(
+        (("archive.snapshot_orders", "CREATE"), ("archive.retire_snapshot", "DROP"))
+    ):
+        run, at = Run(runId=str(generate_new_uuid())), START + timedelta(days=1 + number, hours=3)
+        change = lifecycle_state_change_dataset.LifecycleStateChange(state)
+        facet = lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet(lifecycleStateChange=change)
+        output = OutputDataset(namespace=ARCHIVE, name=SNAPSHOT, facets={"lifecycleStateChange": facet})
+        events += [
+            _event(RunState.START, at - timedelta(minutes=1), run, Job(namespace=ARCHIVE, name=job), [], []),
+            _event(RunState.COMPLETE, at, run, Job(namespace=ARCHIVE, name=job), [], [output]),
+        ]
+    return events
+
+
 def send_producer_events(url: str) -> int:
     """Send the shop's events to the Headwater at `url`; returns how many."""
     client = OpenLineageClient(transport=HttpTransport(HttpConfig(url=url)))
-    events = _events()
+    events = _events() + _archive_events()
     for event in events:
         client.emit(event)
     return len(events)

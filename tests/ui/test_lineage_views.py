@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import LiveServer
 from tests.ui.conftest import open_page, shot
-from tests.ui.producer_events import CLEAN, CLEAN_JOB, RAW, REPORT_JOB, REVENUE
+from tests.ui.producer_events import ARCHIVE, CLEAN, CLEAN_JOB, DROPPED_AT, RAW, REPORT_JOB, REVENUE, SNAPSHOT
 
 CLEAN_ID = f"dataset:shop:{CLEAN}"
 SHOP_LINEAGE = f"/lineage?node={CLEAN_ID}"
@@ -217,3 +217,22 @@ def test_filter_by_tag(page: Any, ui_server: LiveServer) -> None:
     expect(page.locator(".node")).to_have_count(1)
     assert node(page, f"dataset:shop:{RAW}").count() == 1
     expect(page.locator("summary", has_text="Filter")).to_have_text("Filter (tag pii)")
+
+
+def test_a_dropped_table_stays_in_the_lineage_marked_with_the_time(page: Any, ui_server: LiveServer) -> None:
+    snapshot = f"dataset:{ARCHIVE}:{SNAPSHOT}"
+    page.goto(ui_server.url + f"/lineage?node={snapshot}")
+    dropped = node(page, snapshot)
+    expect(dropped).to_have_class(re.compile(r"\bdropped\b"))
+    assert "dropped" in (dropped.locator("text.sub").text_content() or "")
+    assert "dropped" not in classes(node(page, f"job:{ARCHIVE}:archive.snapshot_orders"))
+    # both jobs that wrote it, the creator and the dropper, stay its upstream
+    expect(node(page, f"job:{ARCHIVE}:archive.retire_snapshot")).to_have_count(1)
+    expect(node(page, f"job:{ARCHIVE}:archive.snapshot_orders")).to_have_count(1)
+    dropped.click()
+    side = page.locator("aside")
+    expect(side).to_contain_text("DROP at")
+    response = page.request.get(ui_server.url + f"/api/warehouse/v1/lineage/upstream?nodeId={snapshot}")
+    vertex = next(v for v in response.json()["vertices"] if v["nodeID"] == snapshot)
+    assert vertex["properties"]["lifecycleStateTime"] == DROPPED_AT
+    shot(page, "lineage-dropped-table")

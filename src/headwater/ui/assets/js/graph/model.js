@@ -45,9 +45,12 @@ export class Model {
       if (!["dataset", "job", "element"].includes(v.nodeType)) continue;
       const p = v.properties;
       // an element of generic events: its type where a dataset shows its namespace
-      const sub = v.nodeType === "job" ? `job · ${p.namespace}` : v.nodeType === "element" ? `element · ${p.type}` : p.namespace;
+      // a dropped table stays in the lineage, marked, until a write creates it again
+      const dropped = p.lifecycleState === "DROP" ? (p.lifecycleStateTime || "") : null;
+      const sub = v.nodeType === "job" ? `job · ${p.namespace}` : v.nodeType === "element" ? `element · ${p.type}`
+        : dropped !== null ? `dropped · ${p.namespace}` : p.namespace;
       this.addNode({id: v.nodeID, kind: v.nodeType, name: v.displayName, namespace: p.namespace,
-        sub, state: p.latestRunState || null, expandable: more.has(v.nodeID), properties: p});
+        sub, state: p.latestRunState || null, dropped, expandable: more.has(v.nodeID), properties: p});
     }
     for (const e of answer.edges) {
       const p = e.properties || {};

@@ -1,6 +1,6 @@
 // Draws a lineage graph as SVG (names are text in the DOM), with pan and zoom (drag, wheel,
 // pinch, buttons, keys), selection, highlighted paths, and export as SVG or PNG.
-import {s} from "../dom.js";
+import {fmtTime, s} from "../dom.js";
 import {layout} from "./layout.js";
 
 const CHAR = 7.6; // average width of a 13 px character, for sizing boxes without measuring text
@@ -99,11 +99,12 @@ export class GraphView {
 
   drawNode(node, place) {
     const classes = ["node", node.kind, node.state ? `state-${node.state}` : "", node.root ? "root" : "",
-      node.diff ? `diff-${node.diff}` : ""];
+      node.diff ? `diff-${node.diff}` : "", node.dropped != null ? "dropped" : ""];
     const g = s("g", {class: classes.join(" "), transform: `translate(${place.x},${place.y})`, tabindex: 0,
       role: "button", "aria-label": `${node.kind} ${node.name} in ${node.namespace}`, dataset: {id: node.id}});
     const diffNote = node.diff ? `\n${{added: "added", removed: "removed", changed: "its edges changed"}[node.diff]} since the earlier time` : "";
-    g.append(s("title", null, `${node.name}\n${node.namespace}${diffNote}`));
+    const droppedNote = node.dropped ? `\ndropped ${fmtTime(node.dropped)}` : "";
+    g.append(s("title", null, `${node.name}\n${node.namespace}${droppedNote}${diffNote}`));
     if (node.group) { // a stack of jobs
       g.append(s("rect", {class: "box", x: 6, y: -6, width: place.width, height: place.height, rx: 6}));
       g.append(s("rect", {class: "box", x: 3, y: -3, width: place.width, height: place.height, rx: 6}));

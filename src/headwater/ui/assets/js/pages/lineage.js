@@ -260,6 +260,7 @@ export async function render(main, _parts, params) {
           ? h("button", {type: "button", onclick: () => apply({open: settings.open.filter((id) => id !== p.parentJob)})},
             "Fold into its parent") : null),
       kv([["Latest run", node.state ? badge(node.state) : null], ["Source", p.sourceName],
+        ["Lifecycle", p.lifecycleState ? `${p.lifecycleState}${p.lifecycleStateTime ? ` at ${fmtTime(p.lifecycleStateTime)}` : ""}` : null],
         ["Events", node.kind === "element" ? String(p.eventCount) : null],
         ["Created", p.createdAt && fmtTime(p.createdAt)], ["Updated", p.updatedAt && fmtTime(p.updatedAt)]]));
     if (field) {
