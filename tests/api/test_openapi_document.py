@@ -73,3 +73,11 @@ def test_a_path_no_route_answers_is_404_naming_it(client: TestClient) -> None:
     response = client.get("/api/v1/namespaces/ns/other")
     assert response.status_code == 404
     assert response.json() == {"code": 404, "message": "no route for GET /api/v1/namespaces/ns/other"}
+
+
+def test_a_parameter_of_one_value_given_twice_is_400(client: TestClient) -> None:
+    response = client.get("/api/v1/namespaces", params=[("limit", "1"), ("limit", "")])
+    assert response.status_code == 400
+    assert response.json()["message"] == "limit: given more than once; it takes one value"
+    repeatable = client.get("/api/v1/jobs", params=[("lastRunStates", "FAILED"), ("lastRunStates", "NEW")])
+    assert repeatable.status_code == 200

@@ -82,7 +82,9 @@ OPENLINEAGE_EVENT: dict[str, Any] = {
 # Generic events (FastScore style). Limits are in UTF-8 bytes; maxLength (characters) is the same
 # number, exact for ASCII text.
 _NAME_BYTES, _TEXT_BYTES = 256, 2048
-_FILLED = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"  # not empty, not only spaces, no NUL
+# Not empty, not only what Python's str.strip() takes away (the validators' rule), no NUL.
+_SPACE = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+_FILLED = f"^[^\\x00]*[^\\x00{_SPACE}][^\\x00]*$"
 
 
 def _text(limit: int, what: str) -> dict[str, Any]:

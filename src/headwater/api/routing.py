@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections import Counter
 from collections.abc import Callable
-from typing import Any, ClassVar
-from urllib.parse import quote, unquote
+from typing import Any, ClassVar, get_origin
+from urllib.parse import parse_qsl, quote, unquote
 
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.routing import Match
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 
-from headwater.api.responses import ErrorBody, JSONResponse
+from headwater.api.responses import ErrorBody, JSONResponse, error_response
 
 
 class NameConvertor(Convertor[str]):
@@ -118,6 +119,27 @@ class ModelRoute(APIRoute):
             if specificity(route) == best:
                 methods |= route.methods or set()
         return methods
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A parameter that takes one value, given twice, is a 400 (which one would count?)."""
+        if scope.get("method") in (self.methods or ()):
+            counts = Counter(
+                key
+                for key, _ in parse_qsl(
+                    scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True
+                )
+            )
+            lists = {
+                f.alias for f in self.dependant.query_params if get_origin(f.field_info.annotation) is list
+            }
+            repeated = sorted(key for key, count in counts.items() if count > 1 and key not in lists)
+            if repeated:
+                errors = [f"{key}: given more than once; it takes one value" for key in repeated]
+                await error_response(400, "; ".join(errors), errors if len(errors) > 1 else None)(
+                    scope, receive, send
+                )
+                return
+        await super().handle(scope, receive, send)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         raw = scope.get("raw_path")
