@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -234,10 +235,16 @@ def check_commands(work: Path) -> None:
 
     run("pipeline", "run", "--no-dogfood", "--quiet")
     run("pipeline", "rebuild", "--no-dogfood")
-    if "acme-analytics" not in run(
-        "lineage", "dataset:bigquery:acme-analytics.marts.fct_orders", "--format", "json"
-    ):
+    graph = run("lineage", "dataset:bigquery:acme-analytics.marts.fct_orders", "--format", "json")
+    if "acme-analytics" not in graph:
         fail("lineage did not answer the demo's lineage")
+    jobs = re.findall(r'"(job:[^"]+)"', graph)
+    if not jobs:
+        fail("the demo's lineage holds no job")
+    run("delete", "job", jobs[0])
+    run("delete", "dataset", "dataset:bigquery:acme-analytics.marts.fct_orders")
+    run("lineage", "dataset:bigquery:acme-analytics.marts.fct_orders", ok=(1,))  # hidden now
+    run("delete", "namespace", "bigquery")
     backup = work / "backup.db"
     run("db", "backup", str(backup))
     if "event(s)" not in run("events", "--database-url", f"sqlite:///{backup}", "--limit", "1"):

@@ -90,13 +90,13 @@ def test_help(command: tuple[str, ...], expected: list[str], flag: str) -> None:
 def test_db_upgrade_fresh_then_repeated(database_url: str) -> None:
     first = cli("db", "upgrade", "--database-url", database_url)
     assert first.exit_code == 0, first.output
-    assert first.stdout.strip() == "applied migrations 1, 2, 3, 4, 5, 6, 7, 8, 9, 10; schema version 10"
+    assert first.stdout.strip() == "applied migrations 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11; schema version 11"
     again = cli("db", "upgrade", "--database-url", database_url)
     assert again.exit_code == 0, again.output
-    assert again.stdout.strip() == "schema is up to date (version 10)"
+    assert again.stdout.strip() == "schema is up to date (version 11)"
     store = open_store(database_url, migrate=False)
     try:
-        assert store.schema_version() == 10
+        assert store.schema_version() == 11
         assert store.migrate() == []
     finally:
         store.close()

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from headwater import __version__
+from headwater.cli_delete import delete
 from headwater.cli_elements import elements, events
 from headwater.cli_options import database_option, log_level_option, setting_option
 from headwater.config import (
@@ -793,5 +794,6 @@ def show_settings(ctx: click.Context) -> None:
         click.echo(f"{setting.env}={value}  [{source}]\n    {setting.help}")
 
 
+main.add_command(delete)
 main.add_command(elements)
 main.add_command(events)

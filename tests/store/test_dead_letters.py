@@ -65,7 +65,7 @@ def test_a_version_1_store_is_upgraded_keeping_its_events(database_url: str) -> 
         event = validate_event(run_event())
         assert store.append([event], RECEIVED) == [True]
         assert store.schema_version() == 1
-        assert store.migrate() == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+        assert store.migrate() == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
         assert store.get_event(event.event_id) is not None
         assert store.add_dead_letters([letter(1)]) == 1
     finally:

@@ -19,9 +19,9 @@ def test_migrations_run_once(database_url: str) -> None:
     store = open_store(database_url, migrate=False)
     try:
         assert store.schema_version() == 0
-        assert store.migrate() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        assert store.migrate() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
         assert store.migrate() == []
-        assert store.schema_version() == 10
+        assert store.schema_version() == 11
     finally:
         store.close()
 

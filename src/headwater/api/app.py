@@ -82,6 +82,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     app.include_router(events_routes.router)
     app.include_router(marquez_routes.router)
     app.include_router(marquez_routes.tag_router)
+    app.include_router(marquez_routes.delete_router)
     app.include_router(lineage_routes.router)
     app.include_router(warehouse_routes.router)
     app.include_router(impact_routes.router)

@@ -55,3 +55,9 @@ async def require_tag_write(request: Request) -> None:
     """Tags are writes: the write keys set them."""
     settings: Settings = request.app.state.settings
     _require(request, settings.write_keys, settings.read_keys, "write tags")
+
+
+async def require_delete(request: Request) -> None:
+    """Deleting a dataset, job or namespace is a write: the write keys do it."""
+    settings: Settings = request.app.state.settings
+    _require(request, settings.write_keys, settings.read_keys, "delete")

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from headwater.api.auth import require_read, require_tag_write
+from headwater.api.auth import require_delete, require_read, require_tag_write
 from headwater.api.params import NO_NUL, Day, Name, Offset, Text, any_case, any_case_list
 from headwater.api.routing import ModelRoute, errors
 from headwater.events.times import format_ticks, now_ticks
@@ -47,6 +47,14 @@ tag_router = APIRouter(
     prefix="/api/v1",
     tags=["tags (Marquez)"],
     dependencies=[Depends(require_tag_write)],
+    route_class=ModelRoute,
+    responses=errors(401, 403),
+)
+# Deleting (soft: the events stay) needs a write key too.
+delete_router = APIRouter(
+    prefix="/api/v1",
+    tags=["deleting (Marquez)"],
+    dependencies=[Depends(require_delete)],
     route_class=ModelRoute,
     responses=errors(401, 403),
 )
@@ -243,6 +251,27 @@ def put_tag(request: Request, tag: Name, body: Annotated[TagDescription | None, 
     every tag, as Marquez does."""
     description = body.description if body is not None else None
     return catalog.put_tag(_store(request), tag, description, _now())
+
+
+# -- deleting: hidden from the model's reads until a newer event names it again ---------------------
+@delete_router.delete("/namespaces/{namespace:name}/datasets/{dataset:names}", summary="Delete a dataset")
+def delete_dataset(request: Request, namespace: Name, dataset: Name) -> Dataset:
+    """Hide the dataset from lists, search and lineage until an event stored afterwards mentions
+    it (its events stay stored). Answers the dataset as it was."""
+    return catalog.delete_dataset(_store(request), namespace, dataset, _now())
+
+
+@delete_router.delete("/namespaces/{namespace:name}/jobs/{job:names}", summary="Delete a job")
+def delete_job(request: Request, namespace: Name, job: Name) -> Job:
+    """Hide the job as a deleted dataset is hidden. Answers the job as it was."""
+    return catalog.delete_job(_store(request), namespace, job, _now())
+
+
+@delete_router.delete("/namespaces/{namespace:name}", summary="Delete a namespace")
+def delete_namespace(request: Request, namespace: Name) -> Namespace:
+    """Hide the namespace and every dataset and job in it; an event stored afterwards brings back
+    the namespace and what it names. Answers the namespace as it was."""
+    return catalog.delete_namespace(_store(request), namespace, _now())
 
 
 # -- sources and search -------------------------------------------------------------------------------

@@ -249,6 +249,51 @@ def tag_job(store: EventStore, namespace_name: str, name: str, tag: str, *, tagg
     return job_model(store.get_job(namespace_name, name) or row)
 
 
+# -- deleting: markers hide a node until an event stored after the deletion names it again -------
+def delete_dataset(store: EventStore, namespace_name: str, name: str, now: str) -> Dataset:
+    """Hide the dataset from every read until an event stored after now mentions it; answers the
+    dataset as it was (Marquez' answer). Its events stay in the event store."""
+    found = dataset(store, namespace_name, name)
+    store.hide_node(dataset_id(namespace_name, name), "dataset", namespace_name, now)
+    return found
+
+
+def delete_job(store: EventStore, namespace_name: str, name: str, now: str) -> Job:
+    """Hide the job as `delete_dataset` hides a dataset; answers the job as it was."""
+    found = job(store, namespace_name, name)
+    store.hide_node(job_id(namespace_name, name), "job", namespace_name, now)
+    return found
+
+
+def delete_namespace(store: EventStore, name: str, now: str) -> Namespace:
+    """Hide the namespace and every dataset and job in it; an event stored afterwards brings back
+    its namespace and the datasets and jobs it names, not the rest. Answers the namespace as it
+    was."""
+    found = namespace(store, name)
+    store.hide_namespace(name, now)
+    return found
+
+
+DELETABLE = ("dataset", "job", "namespace")
+
+
+def delete_by_id(store: EventStore, kind: str, ident: str, now: str) -> Dataset | Job | Namespace:
+    """`headwater delete KIND ID`: a namespace by name; a dataset or job by its node id
+    (`dataset:{namespace}:{name}`, the `dataset:` or `job:` prefix optional), which the model
+    keeps whole, as namespaces may hold colons."""
+    if kind not in DELETABLE:
+        raise BadRequest(f"kind: {kind!r} is none of {', '.join(DELETABLE)}")
+    if kind == "namespace":
+        return delete_namespace(store, ident, now)
+    node_id = ident if ident.startswith(f"{kind}:") else f"{kind}:{text('id', ident)}"
+    node = store.graph_nodes([node_id]).get(node_id)
+    if node is None or node.kind != kind:
+        raise NotFound(f"{kind} '{node_id}' not found")
+    if kind == "dataset":
+        return delete_dataset(store, node.namespace, node.name, now)
+    return delete_job(store, node.namespace, node.name, now)
+
+
 def put_tag(store: EventStore, name: str, description: str | None, now: str) -> Tags:
     """Create the tag or set its description; answers every tag, as Marquez does."""
     store.put_tag(text("tag", name), text("description", description) if description else description, now)

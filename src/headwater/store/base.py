@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwater.events.model import Event
+from headwater.store.deletions import DeletionMarkers
 from headwater.store.graph import GraphReader
 from headwater.store.model_rows import (
     DatasetRow,
@@ -71,7 +72,7 @@ class DeadLetter:
     id: int | None = None  # assigned by the store
 
 
-class EventStore(GraphReader, VerticalReader, StatsReader, ABC):
+class EventStore(GraphReader, VerticalReader, StatsReader, DeletionMarkers, ABC):
     """The event store: append-only, idempotent by eventId, durable when `append` returns; and
     the read side of the lineage model the pipeline publishes into it."""
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from headwater.store.deletions_sql import visible
 from headwater.store.model_rows import (
     DatasetRef,
     DatasetVersionRow,
@@ -78,6 +79,7 @@ class _SearchFilters:
     namespace: str | None
     after: str | None
     before: str | None
+    hide_deleted: bool = False  # markers exist (migration 0011): skip what they hide
 
     def clauses(self, table: str, names: Sequence[str]) -> tuple[str, list[str]]:
         """` AND …` for the filters among `names` that are set (on the columns of `table`, when
@@ -241,10 +243,11 @@ class CatalogSql(SqlReads):
         before: str | None,
         after: str | None,
     ) -> tuple[list[SearchRow], int]:
-        where = _SearchFilters(namespace, after, before)
         found: list[SearchRow] = []
         total = 0
         with self.snapshot(), self._reading() as cur:
+            cur.execute("SELECT 1 FROM deleted_nodes LIMIT 1")
+            where = _SearchFilters(namespace, after, before, cur.fetchone() is not None)
             if self.paramstyle == "format" and len(q) >= 3:
                 # PostgreSQL prices the name key's four replace() calls as almost free, so on a
                 # table of some 50,000 rows it may scan them all (40 ms) rather than read the
@@ -288,7 +291,7 @@ class CatalogSql(SqlReads):
             count = int(first[0][4]) if first else 0
         if first is not None and count <= SEARCH_COUNT_CAP:
             return [row[:4] for row in first], count
-        if count > SEARCH_COUNT_CAP and self.paramstyle == "qmark":
+        if count > SEARCH_COUNT_CAP and self.paramstyle == "qmark" and not where.hide_deleted:
             walked = self._search_walk(cur, table, q, where, sort, limit)
             if len(walked) == limit:
                 return walked, count
@@ -315,6 +318,8 @@ class CatalogSql(SqlReads):
         filters, params = where.clauses("d", ("namespace", "after", "before"))
         if bound:
             filters, params = f"{filters} AND {bound[0]}", [*params, bound[1]]
+        if where.hide_deleted:
+            filters += f" AND {visible('d')}"
         columns = "d.namespace, d.name, d.node_id, d.updated_at"
         if self.paramstyle == "format":
             match, pattern = self._name_match(index, q)

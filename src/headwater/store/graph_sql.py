@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from headwater.events.schema_fields import SchemaField, facet_fields
+from headwater.store.deletions_sql import DeletionsSql
 from headwater.store.graph import (
     ColumnEdge,
     Direction,
@@ -24,7 +25,6 @@ from headwater.store.graph import (
     RunLink,
     UltimateEnd,
 )
-from headwater.store.sql_reads import SqlReads
 
 # The job version in force at time ? for the job in column `{job}`.
 _VERSION_AT = (
@@ -51,11 +51,19 @@ def _split(node_ids: Sequence[str]) -> tuple[list[str], list[str]]:
     return datasets, jobs
 
 
-class GraphSql(SqlReads):
+class GraphSql(DeletionsSql):
     """The `GraphReader` methods over the model tables; mixed into the SQL store."""
 
     # -- nodes and aliases -----------------------------------------------------------------------
     def graph_nodes(self, node_ids: Sequence[str]) -> dict[str, GraphNode]:
+        hidden = self.hidden_nodes(node_ids)
+        return (
+            self._graph_nodes([n for n in node_ids if n not in hidden])
+            if hidden
+            else self._graph_nodes(node_ids)
+        )
+
+    def _graph_nodes(self, node_ids: Sequence[str]) -> dict[str, GraphNode]:
         datasets, jobs = _split(node_ids)
         found: dict[str, GraphNode] = {}
         with self._reading() as cur:
@@ -144,6 +152,18 @@ class GraphSql(SqlReads):
 
     # -- dataset and job edges -------------------------------------------------------------------
     def graph_edges(
+        self, node_ids: Sequence[str], direction: Direction, *, condensed: bool, as_of: str | None
+    ) -> list[GraphEdge]:
+        """The edges next to the nodes, without those that touch a deleted node (or pass through
+        a deleted job)."""
+        edges = self._graph_edges(node_ids, direction, condensed=condensed, as_of=as_of)
+        ends = {n for e in edges for n in (e.src_id, e.dst_id, e.job_id) if n}
+        hidden = self.hidden_nodes(sorted(ends))
+        if not hidden:
+            return edges
+        return [e for e in edges if not ({e.src_id, e.dst_id, e.job_id} & hidden)]
+
+    def _graph_edges(
         self, node_ids: Sequence[str], direction: Direction, *, condensed: bool, as_of: str | None
     ) -> list[GraphEdge]:
         if not node_ids:

@@ -14,6 +14,7 @@ import orjson
 from headwater.events.model import Event
 from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
 from headwater.store.catalog_sql import CatalogSql
+from headwater.store.deletions_sql import DeletionsSql, visible, visible_namespace
 from headwater.store.graph_sql import GraphSql
 from headwater.store.model_rows import (
     DatasetRef,
@@ -109,7 +110,7 @@ def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
     )
 
 
-class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, EventStore):
+class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, SqlReads, EventStore):
     """The store in SQL; a backend provides connections (`_reading`, `_writing`) and dialect."""
 
     migrations_package: str
@@ -387,14 +388,18 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
         return facets
 
     def list_namespaces(self, *, limit: int, offset: int) -> list[NamespaceRow]:
-        query = "SELECT name, created_at, updated_at FROM namespaces ORDER BY name LIMIT ? OFFSET ?"
+        query = (
+            f"SELECT name, created_at, updated_at FROM namespaces WHERE {visible_namespace('name')} "
+            "ORDER BY name LIMIT ? OFFSET ?"
+        )
         with self._reading() as cur:
             cur.execute(self._sql(query), (limit, offset))
             return [NamespaceRow(*row) for row in cur.fetchall()]
 
     def get_namespace(self, name: str) -> NamespaceRow | None:
         with self._reading() as cur:
-            query = "SELECT name, created_at, updated_at FROM namespaces WHERE name = ?"
+            query = "SELECT name, created_at, updated_at FROM namespaces WHERE name = ? AND "
+            query += visible_namespace("name")
             cur.execute(self._sql(query), (name,))
             row = cur.fetchone()
         return NamespaceRow(*row) if row else None
@@ -424,7 +429,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
 
     def list_datasets(self, namespace: str, *, limit: int, offset: int) -> list[DatasetRow]:
         query = (
-            f"SELECT {_DATASET_COLUMNS} FROM {_DATASET_FROM} WHERE d.namespace = ? "
+            f"SELECT {_DATASET_COLUMNS} FROM {_DATASET_FROM} WHERE d.namespace = ? AND {visible('d')} "
             "ORDER BY d.name LIMIT ? OFFSET ?"
         )
         with self._reading() as cur:
@@ -433,12 +438,16 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
 
     def count_datasets(self, namespace: str) -> int:
         with self._reading() as cur:
-            cur.execute(self._sql("SELECT COUNT(*) FROM datasets WHERE namespace = ?"), (namespace,))
+            query = f"SELECT COUNT(*) FROM datasets d WHERE d.namespace = ? AND {visible('d')}"
+            cur.execute(self._sql(query), (namespace,))
             row = cur.fetchone()
         return int(row[0]) if row else 0
 
     def get_dataset(self, namespace: str, name: str) -> DatasetRow | None:
-        query = f"SELECT {_DATASET_COLUMNS} FROM {_DATASET_FROM} WHERE d.namespace = ? AND d.name = ?"
+        query = (
+            f"SELECT {_DATASET_COLUMNS} FROM {_DATASET_FROM} WHERE d.namespace = ? AND d.name = ? "
+            f"AND {visible('d')}"
+        )
         with self._reading() as cur:
             cur.execute(self._sql(query), (namespace, name))
             found = self._datasets(cur, cur.fetchall())
@@ -529,7 +538,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
 
     @staticmethod
     def _job_filter(namespace: str | None, states: Sequence[str] | None) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
+        clauses: list[str] = [visible("j")]
         params: list[Any] = []
         if namespace is not None:
             clauses.append("j.namespace = ?")
@@ -538,7 +547,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
             marks = ", ".join("?" * len(states))
             clauses.append(f"j.latest_run_id IN (SELECT run_id FROM runs WHERE state IN ({marks}))")
             params += list(states)
-        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+        return " WHERE " + " AND ".join(clauses), params
 
     def list_jobs(
         self, *, namespace: str | None, states: Sequence[str] | None, limit: int, offset: int
@@ -560,7 +569,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
         return int(row[0]) if row else 0
 
     def get_job(self, namespace: str, name: str) -> JobRow | None:
-        query = f"SELECT {_JOB_COLUMNS} FROM jobs j WHERE j.namespace = ? AND j.name = ?"
+        query = f"SELECT {_JOB_COLUMNS} FROM jobs j WHERE j.namespace = ? AND j.name = ? AND {visible('j')}"
         with self._reading() as cur:
             cur.execute(self._sql(query), (namespace, name))
             found = self._jobs(cur, cur.fetchall())
@@ -588,14 +597,15 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
     def namespace_summaries(self, *, since: str) -> list[NamespaceSummary]:
         query = (
             "SELECT n.name, "
-            "(SELECT COUNT(*) FROM datasets d WHERE d.namespace = n.name), "
-            "(SELECT COUNT(*) FROM jobs j WHERE j.namespace = n.name), "
+            f"(SELECT COUNT(*) FROM datasets d WHERE d.namespace = n.name AND {visible('d')}), "
+            f"(SELECT COUNT(*) FROM jobs j WHERE j.namespace = n.name AND {visible('j')}), "
             "COALESCE(r.runs, 0), COALESCE(r.recent, 0), r.last_run_at FROM namespaces n LEFT JOIN "
             "(SELECT j.namespace AS namespace, COUNT(*) AS runs, "
             "SUM(CASE WHEN x.last_event_time >= ? THEN 1 ELSE 0 END) AS recent, "
             "MAX(x.last_event_time) AS last_run_at "
-            "FROM runs x JOIN jobs j ON j.node_id = x.job_node_id GROUP BY j.namespace) r "
-            "ON r.namespace = n.name ORDER BY n.name"
+            "FROM runs x JOIN jobs j ON j.node_id = x.job_node_id "
+            f"WHERE {visible('j')} GROUP BY j.namespace) r "
+            f"ON r.namespace = n.name WHERE {visible_namespace('n.name')} ORDER BY n.name"
         )
         with self._reading() as cur:
             cur.execute(self._sql(query), (since,))
@@ -605,9 +615,9 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, SqlReads, Event
             ]
 
     def latest_runs(self, *, states: Sequence[str] | None, limit: int) -> list[RunRow]:
-        where, params = "", []
+        where, params = f" WHERE {visible('j')}", []
         if states:
-            where = f" WHERE r.state IN ({', '.join('?' * len(states))})"
+            where += f" AND r.state IN ({', '.join('?' * len(states))})"
             params = list(states)
         query = (
             f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id{where} "
