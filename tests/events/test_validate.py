@@ -41,6 +41,14 @@ def test_a_complete_run_event_is_accepted_with_its_identities() -> None:
             "eventTime: '2024-02-30T00:00:00Z' is not a valid",
         ),
         (lambda e: e.update(eventTime=1714557600), "eventTime: must be a string, got a number"),
+        (  # an offset that takes year 1 out of datetime's range: a 400, not a crash
+            lambda e: e.update(eventTime="0001-01-01T00:00:00+23:59"),
+            "eventTime: '0001-01-01T00:00:00+23:59' is outside the range",
+        ),
+        (
+            lambda e: e.update(eventTime="9999-12-31T23:59:59-23:59"),
+            "eventTime: '9999-12-31T23:59:59-23:59' is outside",
+        ),
         (lambda e: e["run"].update(runId=""), "run.runId: must not be empty"),
         (lambda e: e["run"].update(runId=42), "run.runId: must be a string, got a number"),
         (lambda e: e["run"].update(runId=None), "run.runId: must be a string, got null"),

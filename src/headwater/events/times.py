@@ -41,7 +41,12 @@ def parse_event_time(value: str) -> int:
         if hours > 23 or minutes > 59:
             raise EventTimeError(f"{value!r} has an invalid UTC offset")
         offset = timedelta(hours=hours, minutes=minutes)
-        moment = moment - offset if sign == "+" else moment + offset
+        try:
+            moment = moment - offset if sign == "+" else moment + offset
+        except OverflowError:  # year 1 east of UTC, or 9999 west of it
+            raise EventTimeError(
+                f"{value!r} is outside the range an eventId can represent (1582-5236)"
+            ) from None
     delta = moment - _EPOCH
     ticks = (delta.days * 86_400 + delta.seconds + (1 if leap else 0)) * TICKS_PER_SECOND
     if fraction:
