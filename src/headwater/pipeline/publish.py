@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from headwater.pipeline.locks import PipelineBusy
 from headwater.pipeline.source import connect
 from headwater.store.base import EventStore
+from headwater.store.deletions_sql import clear_deletions
 from headwater.store.generic_sql import number_model_elements
 
 log = logging.getLogger(__name__)
@@ -439,6 +440,8 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
                 graph_changed = True
         _recount_job_versions(store, cur)
         _recount_dataset_versions(cur)
+        # an operator's deletions end where an event stored after them names the node again
+        clear_deletions(cur, store.sql, checkpoint_from, checkpoint_to)
         number_model_elements(cur, "stage_datasets", "stage_jobs")  # browse ids on first sight
         graph_checkpoint = state[1]
         if not graph_changed and graph_checkpoint == checkpoint_from:
