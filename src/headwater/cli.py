@@ -1,4 +1,5 @@
-"""The `headwater` command: serve, up, ingest files, run the pipeline, manage the database, settings."""
+"""The `headwater` command: its group, and serve, up, ingest, consume, lineage, errors, status and
+settings; `pipeline` is in cli_pipeline.py, `db` in cli_db.py, `elements`/`events` in cli_elements.py."""
 
 from __future__ import annotations
 
@@ -13,15 +14,22 @@ from typing import Any
 import click
 
 from headwater import __version__
+from headwater.cli_db import db
 from headwater.cli_delete import delete
 from headwater.cli_elements import elements, events
-from headwater.cli_options import database_option, log_level_option, setting_option
+from headwater.cli_options import (
+    command_settings,
+    database_option,
+    log_level_option,
+    setting_option,
+    setup_logging,
+)
+from headwater.cli_pipeline import interval_option, open_pipeline, pipeline, with_pipeline_options
 from headwater.config import (
     CONFIG_ENV,
     DEFAULT_CONFIG_FILE,
     SETTINGS,
     Settings,
-    load_settings,
     redact_options,
     redact_url,
     to_environment,
@@ -29,21 +37,6 @@ from headwater.config import (
 from headwater.errors import HeadwaterError
 
 log = logging.getLogger("headwater")
-
-
-def _settings(ctx: click.Context, **overrides: Any) -> Settings:
-    config_file = ctx.find_root().params.get("config")
-    try:
-        return load_settings(config_file=config_file).override(**overrides)
-    except HeadwaterError as exc:
-        raise click.ClickException(exc.message) from None
-
-
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
-    )
 
 
 _DEFAULTS = Settings()
@@ -103,8 +96,8 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
     """Run the HTTP server: ingest, run-events API, OpenAPI docs at /docs."""
     options["write_keys"] = _repeated(options["write_keys"])
     options["read_keys"] = _repeated(options["read_keys"])
-    settings = _settings(ctx, **options)
-    _setup_logging(settings.log_level)
+    settings = command_settings(ctx, **options)
+    setup_logging(settings.log_level)
     if not _is_loopback(settings.host):
         if not settings.write_keys and not settings.insecure:
             raise click.ClickException(
@@ -218,8 +211,8 @@ def ingest(
     from headwater.ingest.replay import replay_files
     from headwater.store import open_store
 
-    settings = _settings(ctx, database_url=database_url)
-    _setup_logging(settings.log_level)
+    settings = command_settings(ctx, database_url=database_url)
+    setup_logging(settings.log_level)
     files = list(_files(paths))
     try:
         store = open_store(settings.database_url)
@@ -273,8 +266,8 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
 
     options["kafka_topics"] = _repeated(options["kafka_topics"])
     options["kafka_generic_topics"] = _repeated(options["kafka_generic_topics"])
-    settings = _settings(ctx, **options)
-    _setup_logging(settings.log_level)
+    settings = command_settings(ctx, **options)
+    setup_logging(settings.log_level)
     try:
         check_settings(settings)
         store = open_store(settings.database_url)  # migrated once, before the processes share it
@@ -386,7 +379,7 @@ def lineage_command(
     from headwater.query.times import parse_time_param
     from headwater.store import open_store
 
-    settings = _settings(ctx, database_url=database_url)
+    settings = command_settings(ctx, database_url=database_url)
     ways: dict[str, TraversalDirection] = {"up": "upstream", "down": "downstream", "both": "both"}
     try:
         query = LineageQuery(
@@ -431,7 +424,7 @@ def errors(
     from headwater.ingest.dead_letters import dead_letter_json
     from headwater.store import open_store
 
-    settings = _settings(ctx, database_url=database_url)
+    settings = command_settings(ctx, database_url=database_url)
     try:
         store = open_store(settings.database_url)
     except HeadwaterError as exc:
@@ -469,7 +462,7 @@ def status(ctx: click.Context, database_url: str | None, url: str | None) -> Non
     from headwater.ingest.metrics import parse_samples
     from headwater.store import open_store
 
-    settings = _settings(ctx, database_url=database_url)
+    settings = command_settings(ctx, database_url=database_url)
     try:
         store = open_store(settings.database_url)
         try:
@@ -535,133 +528,8 @@ def _echo_group_lag(settings: Settings) -> None:
         click.echo(f"  {lag.topic}[{lag.partition}] committed {committed}, end {lag.high}: lag {lag.lag}")
 
 
-# ---------------------------------------------------------------------------------------------
-# The lineage pipeline
-# ---------------------------------------------------------------------------------------------
-pipeline_options = [
-    database_option,
-    setting_option("--master", setting_name="spark_master"),
-    setting_option("--batch-events", setting_name="pipeline_batch_events"),
-    setting_option("--dogfood/--no-dogfood", setting_name="pipeline_dogfood"),
-    log_level_option,
-]
-interval_option = setting_option("--interval", setting_name="pipeline_interval")
-
-
-def _with_pipeline_options(command: Any) -> Any:
-    for option in reversed(pipeline_options):
-        command = option(command)
-    return command
-
-
-def _open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
-    """Store, SparkSession and Pipeline for the settings, with a progress bar unless quiet."""
-    from tqdm import tqdm
-
-    from headwater.pipeline.runner import Pipeline
-    from headwater.pipeline.session import spark_session
-    from headwater.store import open_store
-
-    try:
-        store = open_store(settings.database_url)
-        click.echo(f"starting Spark ({settings.spark_master})…", err=True)
-        spark = spark_session(settings.spark_master, driver_memory=settings.spark_driver_memory)
-    except HeadwaterError as exc:
-        raise click.ClickException(exc.message) from None
-    bar = None if quiet else tqdm(unit="step", desc="pipeline", leave=False, disable=None)
-
-    def progress(step: str) -> None:
-        if bar is not None:
-            bar.set_postfix_str(step)
-            bar.update()
-
-    pipeline = Pipeline(
-        spark,
-        store,
-        batch_events=settings.pipeline_batch_events,
-        partitions=settings.pipeline_partitions,
-        dogfood=settings.pipeline_dogfood,
-        progress=progress,
-    )
-    if bar is not None:
-        _, batches = pipeline.pending()
-        bar.total = batches * 2 + 2
-    return store, spark, pipeline
-
-
-def _describe_pass(result: Any) -> str:
-    if not result.batches and not result.graph:
-        return f"nothing new (checkpoint seq {result.checkpoint})"
-    return (
-        f"{result.batches} batch(es), seq up to {result.checkpoint}, "
-        f"graph {'rebuilt' if result.graph else 'kept'}, "
-        f"{result.seconds:.1f} s"
-    )
-
-
-@main.group(
-    help=f"""The Spark pipeline that turns stored events into the lineage model.
-
-    \b
-    Once:          headwater pipeline run                   (new events since the last run)
-    Keep up:       headwater pipeline run --continuous      (a pass every {_DEFAULTS.pipeline_interval:g} s)
-    On a cluster:  headwater pipeline run --master spark://host:7077
-    From scratch:  headwater pipeline rebuild
-
-    Each batch is published with its checkpoint in one transaction: stop it at any moment and
-    the next run carries on, with the same model an uninterrupted run would have built.
-    """
-)
-def pipeline() -> None:
-    pass
-
-
-@pipeline.command("run")
-@_with_pipeline_options
-@click.option("--continuous", is_flag=True, help="Keep running: a pass every --interval.")
-@interval_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.pass_context
-def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
-    """Process the events above the checkpoint and publish the lineage model."""
-    settings = _settings(ctx, **options)
-    _setup_logging(settings.log_level)
-    store, spark, runner = _open_pipeline(settings, quiet=quiet or continuous)
-    try:
-        if continuous:
-            click.echo(f"pipeline: a pass every {settings.pipeline_interval:g} s; Ctrl-C stops", err=True)
-            runner.continuous(settings.pipeline_interval)
-        else:
-            click.echo(_describe_pass(runner.run_once()))
-    except KeyboardInterrupt:
-        click.echo("stopped", err=True)
-    except HeadwaterError as exc:
-        raise click.ClickException(exc.message) from None
-    finally:
-        spark.stop()
-        store.close()
-
-
-@pipeline.command("rebuild")
-@_with_pipeline_options
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.pass_context
-def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None:
-    """Empty the lineage model and recompute it from every stored event."""
-    settings = _settings(ctx, **options)
-    _setup_logging(settings.log_level)
-    store, spark, runner = _open_pipeline(settings, quiet=True)
-    try:
-        click.echo(_describe_pass(runner.rebuild()))
-    except HeadwaterError as exc:
-        raise click.ClickException(exc.message) from None
-    finally:
-        spark.stop()
-        store.close()
-
-
 @main.command()
-@_with_pipeline_options
+@with_pipeline_options
 @host_option
 @port_option
 @interval_option
@@ -678,15 +546,15 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     import subprocess
     import threading
 
-    settings = _settings(ctx, **options)
-    _setup_logging(settings.log_level)
+    settings = command_settings(ctx, **options)
+    setup_logging(settings.log_level)
     if demo:
         loaded = _load_demo(settings)
         click.echo(f"demo lineage: {loaded} events stored", err=True)
     env = {**os.environ, **to_environment(settings)}
     env.pop("HEADWATER_CONFIG", None)
     server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
-    store, spark, runner = _open_pipeline(settings, quiet=True)
+    store, spark, runner = open_pipeline(settings, quiet=True)
     stop = threading.Event()
 
     def watch_server(_result: Any) -> None:
@@ -725,63 +593,11 @@ def _load_demo(settings: Settings) -> int:
     return sum(stored)
 
 
-@main.group()
-def db() -> None:
-    """Manage the store's database."""
-
-
-@db.command()
-@database_option
-@click.pass_context
-def upgrade(ctx: click.Context, database_url: str | None) -> None:
-    """Apply the schema migrations not applied yet (serve and ingest also do this on start)."""
-    from headwater.store import open_store
-
-    settings = _settings(ctx, database_url=database_url)
-    try:
-        store = open_store(settings.database_url, migrate=False)
-        applied = store.migrate()
-        version = store.schema_version()
-        store.close()
-    except HeadwaterError as exc:
-        raise click.ClickException(exc.message) from None
-    if applied:
-        click.echo(f"applied migrations {', '.join(map(str, applied))}; schema version {version}")
-    else:
-        click.echo(f"schema is up to date (version {version})")
-
-
-@db.command()
-@click.argument("path", type=click.Path(dir_okay=False))
-@database_option
-@click.option("--force", is_flag=True, help="Replace PATH when it exists.")
-@click.pass_context
-def backup(ctx: click.Context, path: str, database_url: str | None, force: bool) -> None:
-    """Copy a SQLite store to PATH while it keeps serving (SQLite's online backup).
-
-    The copy is the store as of one commit, whole transactions only; ingest and reads go on
-    meanwhile. Restore: stop Headwater, remove the store's file with its -wal and -shm files, and
-    put the copy in its place (docs/operations.md). For PostgreSQL use pg_dump; this says how.
-    """
-    from headwater.store.backup import backup_store
-
-    settings = _settings(ctx, database_url=database_url)
-    try:
-        summary = backup_store(settings.database_url, path, overwrite=force)
-    except HeadwaterError as exc:
-        raise click.ClickException(exc.message) from None
-    click.echo(
-        f"backed up {redact_url(settings.database_url)} to {summary.path}: {summary.events} event(s) up to "
-        f"seq {summary.last_seq}, schema version {summary.schema_version}, "
-        f"{summary.bytes / 1024**2:.1f} MiB in {summary.seconds:.1f} s"
-    )
-
-
 @main.command("settings")
 @click.pass_context
 def show_settings(ctx: click.Context) -> None:
     """List every setting with its value, where the value came from, and what it does."""
-    settings = _settings(ctx)
+    settings = command_settings(ctx)
     for setting in SETTINGS:
         value = getattr(settings, setting.name)
         if setting.name.endswith("_keys"):
@@ -794,6 +610,8 @@ def show_settings(ctx: click.Context) -> None:
         click.echo(f"{setting.env}={value}  [{source}]\n    {setting.help}")
 
 
+main.add_command(db)
 main.add_command(delete)
 main.add_command(elements)
 main.add_command(events)
+main.add_command(pipeline)

@@ -1,14 +1,17 @@
-"""Command-line options that set a setting: their help, shown default and parsing come from the
-settings registry (config.py), so a default is written once."""
+"""What the `headwater` commands share: options that set a setting (their help, shown default and
+parsing come from the settings registry in config.py, so a default is written once), and the
+settings and logging of a command."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from headwater.config import Setting, setting
+from headwater.config import Setting, Settings, load_settings, setting
+from headwater.errors import HeadwaterError
 
 if TYPE_CHECKING:  # generic in newer click only
     _ParamType = click.ParamType[Any, Any]
@@ -71,3 +74,20 @@ def setting_option(*decls: str, setting_name: str, **kwargs: Any) -> Callable[[A
 
 database_option = setting_option("--database-url", setting_name="database_url")
 log_level_option = setting_option("--log-level", setting_name="log_level")
+
+
+def command_settings(ctx: click.Context, **overrides: Any) -> Settings:
+    """The settings of a command: the file `--config` names (or the default one), the environment,
+    then the options given (None: not given)."""
+    config_file = ctx.find_root().params.get("config")
+    try:
+        return load_settings(config_file=config_file).override(**overrides)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    )

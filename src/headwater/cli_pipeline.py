@@ -1,0 +1,139 @@
+"""`headwater pipeline run|rebuild`: the Spark pipeline from the command line, and the options and
+opening of a pipeline that `headwater up` shares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from headwater.cli_options import (
+    command_settings,
+    database_option,
+    log_level_option,
+    setting_option,
+    setup_logging,
+)
+from headwater.config import Settings
+from headwater.errors import HeadwaterError
+
+pipeline_options = [
+    database_option,
+    setting_option("--master", setting_name="spark_master"),
+    setting_option("--batch-events", setting_name="pipeline_batch_events"),
+    setting_option("--dogfood/--no-dogfood", setting_name="pipeline_dogfood"),
+    log_level_option,
+]
+interval_option = setting_option("--interval", setting_name="pipeline_interval")
+
+
+def with_pipeline_options(command: Any) -> Any:
+    for option in reversed(pipeline_options):
+        command = option(command)
+    return command
+
+
+def open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
+    """Store, SparkSession and Pipeline for the settings, with a progress bar unless quiet."""
+    from tqdm import tqdm
+
+    from headwater.pipeline.runner import Pipeline
+    from headwater.pipeline.session import spark_session
+    from headwater.store import open_store
+
+    try:
+        store = open_store(settings.database_url)
+        click.echo(f"starting Spark ({settings.spark_master})…", err=True)
+        spark = spark_session(settings.spark_master, driver_memory=settings.spark_driver_memory)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    bar = None if quiet else tqdm(unit="step", desc="pipeline", leave=False, disable=None)
+
+    def progress(step: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(step)
+            bar.update()
+
+    pipeline = Pipeline(
+        spark,
+        store,
+        batch_events=settings.pipeline_batch_events,
+        partitions=settings.pipeline_partitions,
+        dogfood=settings.pipeline_dogfood,
+        progress=progress,
+    )
+    if bar is not None:
+        _, batches = pipeline.pending()
+        bar.total = batches * 2 + 2
+    return store, spark, pipeline
+
+
+def _describe_pass(result: Any) -> str:
+    if not result.batches and not result.graph:
+        return f"nothing new (checkpoint seq {result.checkpoint})"
+    return (
+        f"{result.batches} batch(es), seq up to {result.checkpoint}, "
+        f"graph {'rebuilt' if result.graph else 'kept'}, "
+        f"{result.seconds:.1f} s"
+    )
+
+
+@click.group(
+    help=f"""The Spark pipeline that turns stored events into the lineage model.
+
+    \b
+    Once:          headwater pipeline run                   (new events since the last run)
+    Keep up:       headwater pipeline run --continuous      (a pass every {Settings().pipeline_interval:g} s)
+    On a cluster:  headwater pipeline run --master spark://host:7077
+    From scratch:  headwater pipeline rebuild
+
+    Each batch is published with its checkpoint in one transaction: stop it at any moment and
+    the next run carries on, with the same model an uninterrupted run would have built.
+    """
+)
+def pipeline() -> None:
+    pass
+
+
+@pipeline.command("run")
+@with_pipeline_options
+@click.option("--continuous", is_flag=True, help="Keep running: a pass every --interval.")
+@interval_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
+    """Process the events above the checkpoint and publish the lineage model."""
+    settings = command_settings(ctx, **options)
+    setup_logging(settings.log_level)
+    store, spark, runner = open_pipeline(settings, quiet=quiet or continuous)
+    try:
+        if continuous:
+            click.echo(f"pipeline: a pass every {settings.pipeline_interval:g} s; Ctrl-C stops", err=True)
+            runner.continuous(settings.pipeline_interval)
+        else:
+            click.echo(_describe_pass(runner.run_once()))
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        spark.stop()
+        store.close()
+
+
+@pipeline.command("rebuild")
+@with_pipeline_options
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None:
+    """Empty the lineage model and recompute it from every stored event."""
+    settings = command_settings(ctx, **options)
+    setup_logging(settings.log_level)
+    store, spark, runner = open_pipeline(settings, quiet=True)
+    try:
+        click.echo(_describe_pass(runner.rebuild()))
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        spark.stop()
+        store.close()
