@@ -155,8 +155,10 @@ class GraphSql(DeletionsSql):
         self, node_ids: Sequence[str], direction: Direction, *, condensed: bool, as_of: str | None
     ) -> list[GraphEdge]:
         """The edges next to the nodes, without those that touch a deleted node (or pass through
-        a deleted job)."""
+        a deleted job), in a fixed order: the pipeline writes the graph tables in whatever order
+        Spark's partitions come, and an answer (and where `limit` cuts it) must not follow that."""
         edges = self._graph_edges(node_ids, direction, condensed=condensed, as_of=as_of)
+        edges.sort(key=lambda e: (e.src_id, e.dst_id, e.kind, e.job_id or ""))
         ends = {n for e in edges for n in (e.src_id, e.dst_id, e.job_id) if n}
         hidden = self.hidden_nodes(sorted(ends))
         if not hidden:
