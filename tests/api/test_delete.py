@@ -146,6 +146,8 @@ def test_a_deleted_namespace_hides_everything_in_it(published: TestClient) -> No
     assert search_names(client, "a") == {"etl.load", "etl.summarise"}
     assert [n["name"] for n in get(client, "/overview")["namespaces"]] == ["etl"]
     assert graph_ids(client, LOAD)[0] == {LOAD}
+    found = client.get("/api/warehouse/v1/nodes", params={"type": "namespace", "name": "l"}).json()["nodes"]
+    assert [n["nodeID"] for n in found] == ["namespace:etl"]  # the warehouse's node search too
     delete(client, "/namespaces/lake", 404)
 
 

@@ -21,10 +21,14 @@ _IN_FORCE = (
     "AND (g.valid_from > f.valid_from OR (g.valid_from = f.valid_from AND g.seq > f.seq)))"
 )
 _MATCH = "LOWER({column}) LIKE ? ESCAPE '\\'"
-_NAMED = {  # node type → (query of the names holding a pattern, node id prefix)
-    "namespace": ("SELECT name, NULL FROM namespaces", "namespace:"),
-    "source": ("SELECT name, uri FROM sources", "source:"),
-    "tag": ("SELECT name, NULL FROM tags", "tag:"),
+_NAMED = {  # node type → (query of the names, ending where the pattern's condition goes; node id prefix)
+    "namespace": (  # a deleted namespace is not found (until an event brings it back)
+        "SELECT name, NULL FROM namespaces WHERE NOT EXISTS "
+        "(SELECT 1 FROM deleted_nodes x WHERE x.node_id = 'namespace:' || name) AND",
+        "namespace:",
+    ),
+    "source": ("SELECT name, uri FROM sources WHERE", "source:"),
+    "tag": ("SELECT name, NULL FROM tags WHERE", "tag:"),
 }
 _BATCH = 500  # schema facets parsed at a time by a field search
 
@@ -192,7 +196,7 @@ class VerticalSql(SqlReads):
                 cur.execute(self._sql(query), (_like(name), limit))
                 return [FoundNode(f"run:{run_id}", "run", run_id) for (run_id,) in cur.fetchall()]
             select, prefix = _NAMED[node_type]
-            query = f"{select} WHERE {_MATCH.format(column='name')} ORDER BY name LIMIT ?"
+            query = f"{select} {_MATCH.format(column='name')} ORDER BY name LIMIT ?"
             cur.execute(self._sql(query), (_like(name), limit))
             return [FoundNode(prefix + found, node_type, found, uri=uri) for found, uri in cur.fetchall()]
 
