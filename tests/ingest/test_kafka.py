@@ -350,6 +350,6 @@ def test_consume_refuses_settings_that_cannot_work(database_url: str) -> None:
     result = runner.invoke(
         main, ["consume"], env={"HEADWATER_DATABASE_URL": database_url, "HEADWATER_KAFKA_BATCH_SIZE": "0"}
     )
-    assert result.exit_code == 1 and "kafka_batch_size must be at least 1" in result.output
+    assert result.exit_code == 1 and "HEADWATER_KAFKA_BATCH_SIZE: 0 is not 1 or more" in result.output
     shown = runner.invoke(main, ["settings"], env={"HEADWATER_KAFKA_OPTIONS": "sasl.password=hunter2"})
     assert "HEADWATER_KAFKA_OPTIONS=sasl.password=***" in shown.output and "hunter2" not in shown.output
