@@ -675,6 +675,7 @@ class Profiler:
                 "raw",
                 "--threads",
                 "--nonblocking",
+                "--subprocesses",  # `serve --workers N`: the workers are the parent's children
                 *(["--gil"] if self.gil else []),
                 "--output",
                 str(self.out),

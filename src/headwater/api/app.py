@@ -95,6 +95,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     ui_routes.install(app)
     openapi.install(app)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)
+    app.add_middleware(ingest_routes.LeanIngest)  # outermost: answers the two ingest routes itself
 
     @app.exception_handler(HeadwaterError)
     async def headwater_error(request: Request, exc: HeadwaterError) -> Response:

@@ -1,24 +1,37 @@
-"""POST /api/v1/lineage and /api/v1/lineage/batch: the OpenLineage HTTP transport's endpoints."""
+"""POST /api/v1/lineage and /api/v1/lineage/batch: the OpenLineage HTTP transport's endpoints.
+
+Producers call these for every event, so `LeanIngest` answers them straight from the ASGI messages,
+before FastAPI's routing, dependencies and response models (which cost more than validating and
+storing an event); the routes below describe them in the OpenAPI document and answer the same
+when a request reaches them (with a query string, for instance).
+"""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import orjson
 from fastapi import APIRouter, Depends, Request
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from headwater.api.auth import require_write
 from headwater.api.bodies import OPENLINEAGE_EVENT, request_body
 from headwater.api.models import Outcomes, Stored
-from headwater.api.responses import ErrorBody, JSONResponse, error_response
+from headwater.api.responses import ErrorBody, JSONResponse
 from headwater.api.routing import ModelRoute, errors
 from headwater.config import Settings
-from headwater.errors import PayloadTooLarge
+from headwater.errors import HeadwaterError, PayloadTooLarge
 from headwater.ingest import metrics
 from headwater.ingest.bodies import read_documents
 from headwater.ingest.service import Outcome, collector_paused, record_stored, validate_documents
 from headwater.ingest.writer import GroupCommitWriter
 
+log = logging.getLogger(__name__)
+
+LINEAGE_PATH, BATCH_PATH = "/api/v1/lineage", "/api/v1/lineage/batch"
 router = APIRouter(
     tags=["ingest"],
     dependencies=[Depends(require_write)],
@@ -28,31 +41,37 @@ router = APIRouter(
 Validated = TypeVar("Validated")
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+def _check_declared_length(declared: str | None, limit: int) -> None:
+    if declared and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"body of {declared} bytes is larger than the limit of {limit} bytes")
+
+
+def _too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"body is larger than the limit of {limit} bytes")
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    _check_declared_length(request.headers.get("content-length"), limit)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise PayloadTooLarge(f"body is larger than the limit of {limit} bytes")
+            raise _too_large(limit)
     return bytes(body)
 
 
-async def validated_body(
-    request: Request, validate: Callable[[list[Any]], Validated]
+def _documents(
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    settings: Settings,
+    validate: Callable[[list[Any]], Validated],
+    *,
+    lazy: bool,
 ) -> tuple[Validated, bool]:
-    """The request's events (one, a JSON array or NDJSON; gzip), read within the size limits and
-    passed to `validate`; and whether the body was a batch. Shared by every ingest route."""
-    settings: Settings = request.app.state.settings
-    body = await _read_body(request, settings.max_body_bytes)
     with collector_paused():
         documents, is_batch = read_documents(
-            body,
-            request.headers.get("content-type"),
-            request.headers.get("content-encoding"),
-            settings.max_body_bytes,
+            body, content_type, content_encoding, settings.max_body_bytes, lazy=lazy
         )
         if len(documents) > settings.max_batch_events:
             raise PayloadTooLarge(
@@ -61,20 +80,161 @@ async def validated_body(
         return validate(documents), is_batch
 
 
-async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
-    writer: GroupCommitWriter = request.app.state.writer
-    validated, is_batch = await validated_body(request, validate_documents)
+async def validated_body(
+    request: Request, validate: Callable[[list[Any]], Validated], *, lazy: bool = False
+) -> tuple[Validated, bool]:
+    """The request's events (one, a JSON array or NDJSON; gzip), read within the size limits and
+    passed to `validate`; and whether the body was a batch. Shared by every ingest route; `lazy`
+    leaves well-formed events unparsed for `validate` (OpenLineage's lean path)."""
+    settings: Settings = request.app.state.settings
+    body = await _read_body(request, settings.max_body_bytes)
+    headers = request.headers
+    return _documents(
+        body, headers.get("content-type"), headers.get("content-encoding"), settings, validate, lazy=lazy
+    )
+
+
+async def _store(writer: GroupCommitWriter, validated_batch: tuple[Any, bool]) -> tuple[list[Outcome], bool]:
+    validated, is_batch = validated_batch
     stored = await writer.append(validated.events)
     outcomes = record_stored(validated, stored)
     metrics.count_outcomes("http", outcomes)
     return outcomes, is_batch
 
 
-def _batch_response(outcomes: list[Outcome]) -> JSONResponse:
+async def _ingest(request: Request) -> tuple[list[Outcome], bool]:
+    validated = await validated_body(request, validate_documents, lazy=True)
+    return await _store(request.app.state.writer, validated)
+
+
+def _batch_answer(outcomes: list[Outcome]) -> tuple[int, list[dict[str, Any]]]:
     rejected = sum(1 for outcome in outcomes if not outcome.accepted)
     status = 200 if rejected == 0 else 400 if rejected == len(outcomes) else 207
-    answer = Outcomes.model_validate([outcome.as_json() for outcome in outcomes])
-    return JSONResponse(answer, status_code=status)
+    return status, [outcome.as_json() for outcome in outcomes]
+
+
+def _single_answer(outcome: Outcome) -> tuple[int, dict[str, Any]]:
+    if not outcome.accepted:
+        return 400, _error_body(400, "; ".join(outcome.errors), outcome.errors)
+    body: dict[str, Any] = {"eventId": outcome.event_id, "status": outcome.status}
+    if outcome.status == 200:
+        body["duplicate"] = True
+    if outcome.warnings:
+        body["warnings"] = list(outcome.warnings)
+    return outcome.status, body
+
+
+def _answer(outcomes: list[Outcome], is_batch: bool, batch_route: bool) -> tuple[int, Any]:
+    if is_batch or batch_route:
+        return _batch_answer(outcomes)
+    return _single_answer(outcomes[0])
+
+
+def _error_body(status: int, message: str, errors: list[str] | None) -> dict[str, Any]:
+    """The error envelope, as `headwater.api.responses.error_response` writes it."""
+    body: dict[str, Any] = {"code": status, "message": message}
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+class _Disconnected(Exception):
+    """The client went away before its body was in: nobody to answer."""
+
+
+class LeanIngest:
+    """ASGI middleware answering `POST /api/v1/lineage` and `/api/v1/lineage/batch` itself: the
+    same checks, validation, group commit and answers as the routes, the same metrics as
+    `IngestMetricsMiddleware`, without the framework's per-request work. Requests with a query
+    string (which the routes reject when a parameter repeats) go through the app."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path")
+        if (
+            scope["type"] != "http"
+            or (path != LINEAGE_PATH and path != BATCH_PATH)
+            or scope["method"] != "POST"
+            or scope.get("query_string")
+            or scope.get("root_path")
+            or scope.get("raw_path", path.encode()) != path.encode()
+        ):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        try:
+            status, answer = await self._handle(scope, receive, path == BATCH_PATH)
+        except _Disconnected:
+            return
+        body = orjson.dumps(answer)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-length", str(len(body)).encode()),
+                    (b"content-type", b"application/json"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+        metrics.HTTP_REQUESTS.inc(status=status)
+        metrics.HTTP_SECONDS.observe(time.perf_counter() - started)
+
+    async def _handle(self, scope: Scope, receive: Receive, batch_route: bool) -> tuple[int, Any]:
+        state = scope["app"].state
+        settings: Settings = state.settings
+        try:
+            if settings.write_keys:
+                await require_write(Request(scope))
+            content_length = content_type = content_encoding = None
+            for name, value in scope["headers"]:
+                if name == b"content-length" and content_length is None:
+                    content_length = value.decode("latin-1")
+                elif name == b"content-type" and content_type is None:
+                    content_type = value.decode("latin-1")
+                elif name == b"content-encoding" and content_encoding is None:
+                    content_encoding = value.decode("latin-1")
+            body = await _receive_body(receive, content_length, settings.max_body_bytes)
+            validated = _documents(
+                body, content_type, content_encoding, settings, validate_documents, lazy=True
+            )
+            outcomes, is_batch = await _store(state.writer, validated)
+            return _answer(outcomes, is_batch, batch_route)
+        except HeadwaterError as exc:
+            if exc.status >= 500:
+                log.error("POST %s: %s", scope["path"], exc.message)
+            return exc.status, _error_body(exc.status, exc.message, getattr(exc, "errors", None))
+        except _Disconnected:
+            raise
+        except Exception as exc:
+            log.exception("unexpected error on POST %s", scope["path"])
+            return 500, _error_body(500, f"internal error: {type(exc).__name__}", None)
+
+
+async def _receive_body(receive: Receive, declared: str | None, limit: int) -> bytes:
+    _check_declared_length(declared, limit)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise _too_large(limit)
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _batch_response(outcomes: list[Outcome]) -> JSONResponse:
+    status, answer = _batch_answer(outcomes)
+    return JSONResponse(Outcomes.model_validate(answer), status_code=status)
 
 
 BATCH_ANSWERS: dict[int | str, dict[str, Any]] = {
@@ -84,7 +244,7 @@ BATCH_ANSWERS: dict[int | str, dict[str, Any]] = {
 
 
 @router.post(
-    "/api/v1/lineage",
+    LINEAGE_PATH,
     summary="Send one OpenLineage event (or a batch)",
     openapi_extra=request_body(OPENLINEAGE_EVENT),
     status_code=201,
@@ -105,19 +265,14 @@ async def post_lineage(request: Request) -> JSONResponse:
     outcomes, is_batch = await _ingest(request)
     if is_batch:
         return _batch_response(outcomes)
-    outcome = outcomes[0]
-    if not outcome.accepted:
-        return error_response(400, "; ".join(outcome.errors), outcome.errors)
-    body: dict[str, Any] = {"eventId": outcome.event_id, "status": outcome.status}
-    if outcome.status == 200:
-        body["duplicate"] = True
-    if outcome.warnings:
-        body["warnings"] = list(outcome.warnings)
-    return JSONResponse(Stored.model_validate(body), status_code=outcome.status)
+    status, answer = _single_answer(outcomes[0])
+    if status == 400:
+        return JSONResponse(answer, status_code=400)
+    return JSONResponse(Stored.model_validate(answer), status_code=status)
 
 
 @router.post(
-    "/api/v1/lineage/batch",
+    BATCH_PATH,
     summary="Send many events; per-event results",
     openapi_extra=request_body(OPENLINEAGE_EVENT),
     response_model=Outcomes,

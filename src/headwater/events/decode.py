@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from headwater.errors import BadRequest
@@ -19,6 +21,10 @@ class Document:
     value: Any = None
     raw: bytes | None = None  # the event's own bytes when the body held exactly them
     error: str | None = None
+    # False: only `raw` is known, its syntax checked; whoever validates it parses it (the lean
+    # path parses no more than it must). `where` then prefixes a parse error found later.
+    parsed: bool = True
+    where: str = ""
 
 
 class MalformedJSON(BadRequest):
@@ -48,8 +54,47 @@ def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
         return json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def documents_from_json(body: bytes) -> tuple[list[Document], bool]:
-    """A JSON body: an object is one event, an array a batch. Returns (documents, is_batch)."""
+_RAW = msgspec.json.Decoder(msgspec.Raw)
+_RAW_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
+_LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
+
+
+def unparsed_document(index: int, raw: bytes, where: str = "") -> Document | None:
+    """`raw` as an unparsed document when it is well-formed JSON, else None."""
+    try:
+        _RAW.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    return Document(index, raw=raw, parsed=False, where=where)
+
+
+def _unparsed(body: bytes) -> tuple[list[Document], bool] | None:
+    """An object or an array, its syntax checked and split into events' bytes without building
+    them; None when the body is anything else or malformed (the full parse explains why)."""
+    start = _LEADING_SPACE.match(body)
+    first = body[start.end() : start.end() + 1] if start else b""
+    try:
+        if first == b"{":
+            found = unparsed_document(0, body)
+            return None if found is None else ([found], False)
+        if first == b"[":
+            return [
+                Document(i, raw=bytes(item), parsed=False) for i, item in enumerate(_RAW_ITEMS.decode(body))
+            ], True
+    except msgspec.DecodeError:
+        pass
+    return None
+
+
+def documents_from_json(body: bytes, *, lazy: bool = False) -> tuple[list[Document], bool]:
+    """A JSON body: an object is one event, an array a batch. Returns (documents, is_batch).
+
+    `lazy`: documents of an object or array keep only their bytes (`parsed` False), each event of
+    an array its own bytes as sent."""
+    if lazy:
+        found = _unparsed(body)
+        if found is not None:
+            return found
     try:
         value = loads(body)
     except MalformedJSON:
@@ -63,14 +108,19 @@ def documents_from_json(body: bytes) -> tuple[list[Document], bool]:
     return [Document(0, value, raw=body)], False
 
 
-def documents_from_ndjson(body: bytes) -> list[Document]:
-    """NDJSON: one event per non-blank line; a malformed line fails alone."""
+def documents_from_ndjson(body: bytes, *, lazy: bool = False) -> list[Document]:
+    """NDJSON: one event per non-blank line; a malformed line fails alone. `lazy`: a line that is
+    well-formed JSON keeps only its bytes (`parsed` False)."""
     docs: list[Document] = []
     for line_no, line in enumerate(body.split(b"\n"), start=1):
         stripped = line.strip()
         if not stripped:
             continue
         index = len(docs)
+        found = unparsed_document(index, stripped, f"line {line_no}: ") if lazy else None
+        if found is not None:
+            docs.append(found)
+            continue
         try:
             docs.append(Document(index, loads(stripped), raw=stripped))
         except MalformedJSON as exc:

@@ -49,7 +49,7 @@ from typing import Any, Literal, TypeAlias
 
 import orjson
 
-__all__ = ["MAX_ISSUES_PER_FACET", "FacetIssue", "FacetKind", "check_facets"]
+__all__ = ["MAX_ISSUES_PER_FACET", "FacetIssue", "FacetKind", "check_facets", "facet_path", "facet_reasons"]
 
 FacetKind = Literal["run", "job", "dataset", "input", "output"]
 
@@ -700,6 +700,45 @@ def _cached_check(check: _Check, schema_url: str, facet: dict[str, object]) -> S
     return verdict
 
 
+def facet_path(container_path: str, name: str) -> str:
+    """The path of facet ``name`` of the container at ``container_path`` (bracket-quoted unless an
+    identifier): what warnings name and what marks a facet untrusted."""
+    return _join(container_path, name)
+
+
+def facet_reasons(facet: object, kind: FacetKind, *, remember: bool = True) -> list[str]:
+    """Why one facet value breaks its rules (empty when it is fine), at most MAX_ISSUES_PER_FACET.
+
+    The verdict depends on the value and on whether ``kind`` allows ``_deleted``, nothing else: a
+    facet's name and where it sits only make the path of its warnings. ``remember``: keep the
+    schema check's verdict by the facet's bytes (callers with their own cache pass False)."""
+    if not isinstance(facet, dict):
+        return ["facet is not an object"]
+    deletable = kind in _DELETABLE
+    schema_url = facet.get("_schemaURL")
+    reasons = (
+        _base_reasons(facet, deletable)
+        if not isinstance(facet.get("_producer"), str)
+        or not isinstance(schema_url, str)
+        or (deletable and "_deleted" in facet and not isinstance(facet["_deleted"], bool))
+        else None
+    )
+    if isinstance(schema_url, str):
+        check = _by_url.get(schema_url, _MISSING)
+        if check is _MISSING:
+            check = _validator_for(schema_url)
+        if check is not None:
+            errs = _cached_check(check, schema_url, facet) if remember else check(facet)
+            if errs:
+                if reasons is None:
+                    reasons = []
+                for err in errs:
+                    reason = _message(err)
+                    if reason not in reasons:
+                        reasons.append(reason)
+    return reasons[:MAX_ISSUES_PER_FACET] if reasons else []
+
+
 def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) -> list[FacetIssue]:
     """Check every facet of one facets container; ``path`` is the container's own path.
 
@@ -707,33 +746,9 @@ def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) ->
     ``path`` is the facet's path (``path`` + facet name, bracket-quoted unless an identifier).
     """
     issues: list[FacetIssue] = []
-    deletable = kind in _DELETABLE
     for name, facet in container.items():
-        if not isinstance(facet, dict):
-            issues.append(FacetIssue(_join(path, name), "facet is not an object"))
-            continue
-        schema_url = facet.get("_schemaURL")
-        reasons = (
-            _base_reasons(facet, deletable)
-            if not isinstance(facet.get("_producer"), str)
-            or not isinstance(schema_url, str)
-            or (deletable and "_deleted" in facet and not isinstance(facet["_deleted"], bool))
-            else None
-        )
-        if isinstance(schema_url, str):
-            check = _by_url.get(schema_url, _MISSING)
-            if check is _MISSING:
-                check = _validator_for(schema_url)
-            if check is not None:
-                errs = _cached_check(check, schema_url, facet)
-                if errs:
-                    if reasons is None:
-                        reasons = []
-                    for err in errs:
-                        reason = _message(err)
-                        if reason not in reasons:
-                            reasons.append(reason)
+        reasons = facet_reasons(facet, kind)
         if reasons:
-            facet_path = _join(path, name)
-            issues.extend(FacetIssue(facet_path, r) for r in reasons[:MAX_ISSUES_PER_FACET])
+            where = _join(path, name)
+            issues.extend(FacetIssue(where, r) for r in reasons)
     return issues

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import uuid
 
 from headwater.events.times import gregorian_ticks
 
@@ -27,7 +26,8 @@ def event_id(ticks: int, digest: bytes) -> str:
     clock_seq = ((tail >> 48) & 0x3FFF) | 0x8000  # RFC 4122 variant
     node = (tail & 0xFFFFFFFFFFFF) | 0x010000000000  # multicast bit: not a MAC address
     value = (time_low << 96) | (time_mid << 80) | (time_hi_version << 64) | (clock_seq << 48) | node
-    return str(uuid.UUID(int=value))
+    digits = f"{value:032x}"  # what str(uuid.UUID(int=value)) writes, without building one
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 def dataset_node_id(namespace: str, name: str) -> str:

@@ -24,43 +24,65 @@ class EventTimeError(ValueError):
     """eventTime cannot be read; the message says why."""
 
 
+_DATES_MAX = 100_000
+_days: dict[tuple[int, int, int], int] = {}  # days since the epoch of each valid date seen
+_dates: dict[int, str] = {}  # "YYYY-MM-DD" of a day since the epoch
+
+
 def parse_event_time(value: str) -> int:
     """Return the time as 100 ns ticks since the Unix epoch (UTC); a missing offset means UTC."""
     match = _RFC3339.fullmatch(value.strip())
     if match is None:
         raise EventTimeError(f"{value!r} is not an ISO 8601 / RFC 3339 date-time")
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    fraction, zulu, sign, off_h, off_m = match.group(7, 8, 9, 10, 11)
-    leap = second == 60
-    try:
-        moment = datetime(year, month, day, hour, minute, 59 if leap else second, tzinfo=UTC)
-    except ValueError as exc:
-        raise EventTimeError(f"{value!r} is not a valid date-time ({exc})") from None
+    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    date = (int(year), int(month), int(day))
+    days = _days.get(date)
+    hour_, minute_, second_ = int(hour), int(minute), int(second)
+    if days is None or hour_ > 23 or minute_ > 59 or second_ > 60:
+        days = _valid_days(value, date, hour_, minute_, second_)
+    # A leap second (:60) is the 59th plus one: the next minute's first second.
+    seconds = days * 86_400 + hour_ * 3_600 + minute_ * 60 + second_
     if sign is not None and not zulu:
         hours, minutes = int(off_h), int(off_m or 0)
         if hours > 23 or minutes > 59:
             raise EventTimeError(f"{value!r} has an invalid UTC offset")
-        offset = timedelta(hours=hours, minutes=minutes)
-        try:
-            moment = moment - offset if sign == "+" else moment + offset
-        except OverflowError:  # year 1 east of UTC, or 9999 west of it
-            raise EventTimeError(
-                f"{value!r} is outside the range an eventId can represent (1582-5236)"
-            ) from None
-    delta = moment - _EPOCH
-    ticks = (delta.days * 86_400 + delta.seconds + (1 if leap else 0)) * TICKS_PER_SECOND
+        offset = hours * 3_600 + minutes * 60
+        seconds = seconds - offset if sign == "+" else seconds + offset
+    ticks = seconds * TICKS_PER_SECOND
     if fraction:
         ticks += int((fraction + "000000")[:7])
+    # Beyond 1582-5236 (the offset may take year 1 or 9999 out of datetime's range too).
     if not _MIN_TICKS <= ticks <= _MAX_TICKS:
         raise EventTimeError(f"{value!r} is outside the range an eventId can represent (1582-5236)")
     return ticks
 
 
+def _valid_days(value: str, date: tuple[int, int, int], hour: int, minute: int, second: int) -> int:
+    """Days since the epoch of a date, once datetime has confirmed the date and the time of day."""
+    try:
+        moment = datetime(*date, hour, minute, 59 if second == 60 else second, tzinfo=UTC)
+    except ValueError as exc:
+        raise EventTimeError(f"{value!r} is not a valid date-time ({exc})") from None
+    days = (moment - _EPOCH).days
+    if len(_days) >= _DATES_MAX:
+        _days.clear()
+    _days[date] = days
+    return days
+
+
 def format_ticks(ticks: int) -> str:
     """Ticks since the epoch as a fixed-width UTC string, ordered like the times it names."""
     seconds, rest = divmod(ticks, TICKS_PER_SECOND)
-    moment = _EPOCH + timedelta(seconds=seconds)
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{rest:07d}Z"
+    days, second_of_day = divmod(seconds, 86_400)
+    date = _dates.get(days)
+    if date is None:
+        date = f"{_EPOCH + timedelta(days=days):%Y-%m-%d}"
+        if len(_dates) >= _DATES_MAX:
+            _dates.clear()
+        _dates[days] = date
+    hour, second_of_hour = divmod(second_of_day, 3_600)
+    minute, second = divmod(second_of_hour, 60)
+    return f"{date}T{hour:02d}:{minute:02d}:{second:02d}.{rest:07d}Z"
 
 
 def gregorian_ticks(ticks: int) -> int:

@@ -110,7 +110,7 @@ class _Checker:
         """The run facets to check against their schemas: the parent facet's run ids follow the rule
         of `run.runId` (warned here), so a stand-in UUID takes the place of each non-UUID one."""
         parent = container.get("parent")
-        if not any(_lenient(run.get("runId")) for _, run in _parent_runs(parent)):
+        if not has_lenient_parent(parent):
             return container
         checked = copy.deepcopy(parent)
         for where, run in _parent_runs(checked):
@@ -162,7 +162,8 @@ class _Checker:
             self.facets(item, extra_key, f"{path}.", extra_kind)
 
 
-def _kind_from_schema_url(url: str) -> EventKind | None:
+def kind_of_schema_url(url: str) -> EventKind | None:
+    """The kind a schemaURL's fragment names (`…#/$defs/RunEvent` → run), if any."""
     _, _, fragment = url.partition("#")
     return _KIND_FROM_FRAGMENT.get(fragment.rsplit("/", 1)[-1]) if fragment else None
 
@@ -171,7 +172,7 @@ def infer_kind(event: dict[str, Any]) -> EventKind | None:
     """The kind named by the schemaURL fragment, else read from the structure (DESIGN.md)."""
     url = event.get("schemaURL")
     if isinstance(url, str):
-        kind = _kind_from_schema_url(url)
+        kind = kind_of_schema_url(url)
         if kind is not None:
             return kind
     if "run" in event:
@@ -183,9 +184,9 @@ def infer_kind(event: dict[str, Any]) -> EventKind | None:
     return None
 
 
-def _parent_ids(run: dict[str, Any]) -> tuple[str | None, str | None]:
-    facets = run.get("facets")
-    parent = facets.get("parent") if isinstance(facets, dict) else None
+def parent_ids(parent: object) -> tuple[str | None, str | None]:
+    """(parent run id, root run id) named by a run's `parent` facet; the root is the parent when
+    the facet names none."""
     if not isinstance(parent, dict):
         return None, None
 
@@ -200,6 +201,16 @@ def _parent_ids(run: dict[str, Any]) -> tuple[str | None, str | None]:
     parent_id = run_id_of(parent)
     root_id = run_id_of(parent.get("root")) or parent_id
     return parent_id, root_id
+
+
+def has_lenient_parent(parent: object) -> bool:
+    """Whether a `parent` facet names a run by an id that is not a UUID (checked with a warning)."""
+    return any(_lenient(run.get("runId")) for _, run in _parent_runs(parent))
+
+
+def _parent_ids(run: dict[str, Any]) -> tuple[str | None, str | None]:
+    facets = run.get("facets")
+    return parent_ids(facets.get("parent") if isinstance(facets, dict) else None)
 
 
 def validate_event(doc: object, raw: bytes | None = None) -> Event:

@@ -62,13 +62,14 @@ def decompress(body: bytes, content_encoding: str | None, max_bytes: int) -> byt
 
 
 def read_documents(
-    body: bytes, content_type: str | None, content_encoding: str | None, max_bytes: int
+    body: bytes, content_type: str | None, content_encoding: str | None, max_bytes: int, *, lazy: bool = False
 ) -> tuple[list[Document], bool]:
-    """The candidate events of a body and whether it was a batch (array or NDJSON)."""
+    """The candidate events of a body and whether it was a batch (array or NDJSON); `lazy` leaves
+    well-formed events unparsed (see `headwater.events.decode`)."""
     ndjson = check_content_type(content_type)
     data = decompress(body, content_encoding, max_bytes)
     if not data.strip():
         raise BadRequest("body is empty: send one OpenLineage event, an array of them, or NDJSON")
     if ndjson:
-        return documents_from_ndjson(data), True
-    return documents_from_json(data)
+        return documents_from_ndjson(data, lazy=lazy), True
+    return documents_from_json(data, lazy=lazy)

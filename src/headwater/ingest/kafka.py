@@ -36,7 +36,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from headwater.config import Settings
 from headwater.errors import ConfigError, HeadwaterError, StoreRefused
-from headwater.events.decode import Document, MalformedJSON, loads
+from headwater.events.decode import Document, MalformedJSON, loads, unparsed_document
 from headwater.events.generic import GenericEvent
 from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
@@ -133,9 +133,10 @@ def all_topics(settings: Settings) -> list[str]:
     return list(dict.fromkeys((*settings.kafka_topics, *settings.kafka_generic_topics)))
 
 
-def decode_message(index: int, value: bytes | None, max_bytes: int) -> Document:
+def decode_message(index: int, value: bytes | None, max_bytes: int, *, lazy: bool = False) -> Document:
     """One message value as a candidate event, or a Document saying why it is none. Its topic
-    says which rules validate it: a generic topic's, or OpenLineage's."""
+    says which rules validate it: a generic topic's, or OpenLineage's (`lazy`: left unparsed for
+    the lean path when it is well-formed JSON)."""
     if value is None:
         return Document(index, error="message has no value (a tombstone)")
     if len(value) > max_bytes:
@@ -144,6 +145,9 @@ def decode_message(index: int, value: bytes | None, max_bytes: int) -> Document:
             error=f"message value of {len(value)} bytes is larger than the limit of {max_bytes} bytes "
             "(kafka_max_message_bytes)",
         )
+    found = unparsed_document(index, value) if lazy else None
+    if found is not None:
+        return found
     try:
         return Document(index, loads(value), raw=value)
     except MalformedJSON as exc:
@@ -312,8 +316,9 @@ class KafkaIngester:
             assert topic is not None and partition is not None and offset is not None
             batch.first.setdefault((topic, partition), offset)
             batch.next[(topic, partition)] = offset + 1
-            document = decode_message(len(batch.messages), message.value(), max_bytes)
-            (generic_documents if topic in generic_topics else documents).append(document)
+            generic = topic in generic_topics
+            document = decode_message(len(batch.messages), message.value(), max_bytes, lazy=not generic)
+            (generic_documents if generic else documents).append(document)
             batch.messages.append(message)
         batch.validated = validate_documents(documents)
         batch.generic = validate_generic_documents(generic_documents)

@@ -34,15 +34,15 @@ class ReplaySummary:
     rejections: list[str] = field(default_factory=list)
 
 
-def _documents(path: Path) -> Iterator[Document]:
+def _documents(path: Path, lazy: bool) -> Iterator[Document]:
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     with opener(path, "rb") as handle:
         data = handle.read()
     name = path.name.lower().removesuffix(".gz")
     if name.endswith((".ndjson", ".jsonl")):
-        yield from documents_from_ndjson(data)
+        yield from documents_from_ndjson(data, lazy=lazy)
     else:
-        yield from documents_from_json(data)[0]
+        yield from documents_from_json(data, lazy=lazy)[0]
 
 
 def replay_files(
@@ -55,7 +55,7 @@ def replay_files(
         stored = store.append(validated.events, format_ticks(now_ticks()))
         return record_stored(validated, stored)
 
-    return replay_documents(files, store_batch, batch_size=batch_size, progress=progress)
+    return replay_documents(files, store_batch, batch_size=batch_size, progress=progress, lazy=True)
 
 
 def replay_documents(
@@ -64,9 +64,10 @@ def replay_documents(
     *,
     batch_size: int = 1000,
     progress: bool = True,
+    lazy: bool = False,
 ) -> ReplaySummary:
     """The documents of the files, `batch_size` at a time through `store_batch` (which validates
-    and stores them), summed up."""
+    and stores them), summed up; `lazy` leaves well-formed events unparsed for the lean path."""
     summary = ReplaySummary()
     total_bytes = sum(path.stat().st_size for path in files)
     with tqdm(total=total_bytes, unit="B", unit_scale=True, disable=not progress, desc="ingest") as bar:
@@ -74,7 +75,7 @@ def replay_documents(
             summary.files += 1
             try:
                 with collector_paused():
-                    documents = list(_documents(path))
+                    documents = list(_documents(path, lazy))
             except (OSError, HeadwaterError) as exc:
                 message = exc.message if isinstance(exc, HeadwaterError) else str(exc)
                 summary.rejected += 1

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from headwater.errors import InvalidEvent
-from headwater.events.decode import Document
+from headwater.events.decode import Document, MalformedJSON, loads
+from headwater.events.lean import validate_raw
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
 
@@ -72,6 +73,22 @@ class Validated:
     outcomes: list[Outcome]
 
 
+def validate_document(doc: Document) -> Event:
+    """The event of one document, or InvalidEvent naming each field (MalformedJSON for an
+    unparsed document that is not JSON after all). An unparsed one goes the lean way first."""
+    if doc.parsed:
+        return validate_event(doc.value, doc.raw)
+    assert doc.raw is not None
+    event = validate_raw(doc.raw)
+    if event is not None:
+        return event
+    try:
+        value = loads(doc.raw)
+    except MalformedJSON as exc:
+        raise InvalidEvent([f"{doc.where}{exc.message}"]) from None
+    return validate_event(value, doc.raw)
+
+
 def validate_documents(documents: Sequence[Document]) -> Validated:
     events: list[Event] = []
     positions: list[int] = []
@@ -81,7 +98,7 @@ def validate_documents(documents: Sequence[Document]) -> Validated:
             outcomes.append(Outcome(doc.index, REJECTED, errors=[doc.error]))
             continue
         try:
-            event = validate_event(doc.value, doc.raw)
+            event = validate_document(doc)
         except InvalidEvent as exc:
             outcomes.append(Outcome(doc.index, REJECTED, errors=exc.errors))
             continue

@@ -1,0 +1,260 @@
+"""The lean path of event validation: a RunEvent's core decoded by compiled msgspec structs straight
+from its bytes, its facets left as raw bytes and judged once per distinct value.
+
+`validate_raw` returns the same `Event` as `validate_event(orjson.loads(raw), raw)` — same eventId,
+identities, warnings and untrusted facets — or None for any event it cannot vouch for: another
+kind of event, a field it does not know, a run id that is not a UUID, anything invalid. Those go
+to `validate_event`, which has the final say and writes every message. The lean path never
+rejects an event; it only accepts the common ones faster. tests/events/test_lean.py checks that
+both paths agree.
+
+Facet verdicts are remembered by each facet's exact bytes, with the canonical bytes that go into
+the content hash: producers resend the same schema, column lineage and job facets run after run,
+so a facet seen before costs a dictionary lookup instead of a parse, a schema check and a
+serialization.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import msgspec
+import orjson
+from msgspec import UNSET, Raw, Struct, UnsetType
+
+from headwater.events.facets import FacetKind, facet_path, facet_reasons
+from headwater.events.ids import content_hash, event_id
+from headwater.events.model import EVENT_TYPES, Event
+from headwater.events.times import EventTimeError, format_ticks, parse_event_time
+from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schema_url, parent_ids
+
+Facets = dict[str, Raw]
+_DELETABLE = frozenset({"job", "dataset"})
+
+
+class _Run(Struct, forbid_unknown_fields=True, gc=False):
+    runId: str
+    facets: Facets | UnsetType = UNSET
+
+
+class _Job(Struct, forbid_unknown_fields=True, gc=False):
+    namespace: str
+    name: str
+    facets: Facets | UnsetType = UNSET
+
+
+class _Input(Struct, forbid_unknown_fields=True, gc=False):
+    namespace: str
+    name: str
+    facets: Facets | UnsetType = UNSET
+    inputFacets: Facets | UnsetType = UNSET
+
+
+class _Output(Struct, forbid_unknown_fields=True, gc=False):
+    namespace: str
+    name: str
+    facets: Facets | UnsetType = UNSET
+    outputFacets: Facets | UnsetType = UNSET
+
+
+class _RunEvent(Struct, forbid_unknown_fields=True, gc=False):
+    """What the lean path takes: a RunEvent made of the core's fields only, each of its type."""
+
+    eventTime: str
+    producer: str
+    run: _Run
+    job: _Job
+    eventType: str | UnsetType = UNSET
+    schemaURL: str | UnsetType = UNSET
+    inputs: list[_Input] | UnsetType = UNSET
+    outputs: list[_Output] | UnsetType = UNSET
+
+
+_DECODER = msgspec.json.Decoder(_RunEvent)
+
+
+class _NotLean(Exception):
+    """The event leaves the lean path for `validate_event`."""
+
+
+Verdict = tuple[orjson.Fragment, tuple[str, ...]]  # canonical bytes, reasons the facet breaks its rules
+
+
+class FacetVerdicts:
+    """Verdicts of facet values by their exact bytes. Two generations bound the memory: when the
+    young one fills up it becomes the old one, and a facet found in the old one moves back, so
+    the facets producers keep sending stay. Job and dataset facets have their own (they may carry
+    `_deleted`; the only thing besides the value that changes a verdict)."""
+
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._young: tuple[dict[bytes, Verdict], dict[bytes, Verdict]] = ({}, {})
+        self._old: tuple[dict[bytes, Verdict], dict[bytes, Verdict]] = ({}, {})
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
+
+    def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
+        deletable = kind in _DELETABLE
+        found = self._young[deletable].get(raw)
+        if found is not None:
+            return found
+        found = self._old[deletable].get(raw)
+        if found is None:
+            found = self._judge(raw, kind)
+        self._keep(deletable, raw, found)
+        return found
+
+    def _judge(self, raw: bytes, kind: FacetKind) -> Verdict:
+        try:
+            value = orjson.loads(raw)
+            canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except (orjson.JSONDecodeError, TypeError):  # 64-bit overflow and the like: the full path
+            raise _NotLean from None
+        self.checks += 1
+        return orjson.Fragment(canonical), tuple(facet_reasons(value, kind, remember=False))
+
+    def _keep(self, deletable: bool, raw: bytes, verdict: Verdict) -> None:
+        with self._lock:
+            size = 2 * len(raw) + 200
+            if self._bytes + size > self.max_bytes // 2:
+                self._old, self._young, self._bytes = self._young, ({}, {}), 0
+            self._young[deletable][raw] = verdict
+            self._bytes += size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._young, self._old, self._bytes = ({}, {}), ({}, {}), 0
+
+
+VERDICTS = FacetVerdicts()
+
+
+class _Judged:
+    """Warnings and untrusted facet paths of one event, in the order `validate_event` finds them."""
+
+    __slots__ = ("untrusted", "warnings")
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.untrusted: list[str] = []
+
+    def facets(self, container: Facets | UnsetType, path: str, kind: FacetKind) -> dict[str, Any] | None:
+        """The container for the canonical form (each facet its canonical bytes), noting warnings."""
+        if container is UNSET:
+            return None
+        canonical: dict[str, Any] = {}
+        verdict = VERDICTS.verdict
+        for name, raw in container.items():
+            canonical[name], reasons = verdict(bytes(raw), kind)
+            if reasons:
+                where = facet_path(path, name)
+                self.warnings.extend(f"{where}: {reason}" for reason in reasons)
+                self.untrusted.append(where)
+        return canonical
+
+    def dataset(
+        self, item: _Input | _Output, path: str, extra_key: str, extra: Facets | UnsetType, kind: FacetKind
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {"namespace": item.namespace, "name": item.name}
+        facets = self.facets(item.facets, f"{path}.facets", "dataset")
+        if facets is not None:
+            out["facets"] = facets
+        extra_facets = self.facets(extra, f"{path}.{extra_key}", kind)
+        if extra_facets is not None:
+            out[extra_key] = extra_facets
+        return out
+
+
+_PARENTS_MAX = 10_000
+_parents: dict[bytes, tuple[str | None, str | None]] = {}
+
+
+def _parent_ids(raw: bytes) -> tuple[str | None, str | None]:
+    """The parent and root run ids a `parent` facet names (the events of a run, and the runs of
+    one parent, send the same one)."""
+    found = _parents.get(raw)
+    if found is None:
+        value = orjson.loads(raw)
+        if has_lenient_parent(value):  # the full path warns about each such id
+            raise _NotLean
+        found = parent_ids(value)
+        if len(_parents) >= _PARENTS_MAX:
+            _parents.clear()
+        _parents[raw] = found
+    return found
+
+
+def validate_raw(raw: bytes) -> Event | None:
+    """The event in `raw` (one JSON object) accepted on the lean path, or None: then only
+    `validate_event` can say whether and how it is accepted or rejected."""
+    try:
+        return _validate(raw)
+    except (_NotLean, msgspec.DecodeError, orjson.JSONDecodeError, EventTimeError, UnicodeDecodeError):
+        return None
+
+
+def _validate(raw: bytes) -> Event:
+    doc = _DECODER.decode(raw)
+    if doc.schemaURL is not UNSET and kind_of_schema_url(doc.schemaURL) not in (None, "run"):
+        raise _NotLean
+    if doc.eventType is not UNSET and doc.eventType not in EVENT_TYPES:
+        raise _NotLean
+    run = doc.run
+    if not is_uuid(run.runId):  # the full path warns about it
+        raise _NotLean
+    ticks = parse_event_time(doc.eventTime)
+    judged = _Judged()
+    canonical: dict[str, Any] = {"eventTime": doc.eventTime, "producer": doc.producer}
+    run_id = run.runId.lower()
+    parent_run_id = root_run_id = None
+    canonical_run: dict[str, Any] = {"runId": run.runId}
+    if run.facets is not UNSET:
+        parent = run.facets.get("parent")
+        if parent is not None:
+            parent_run_id, root_run_id = _parent_ids(bytes(parent))
+        canonical_run["facets"] = judged.facets(run.facets, "run.facets", "run")
+    canonical["run"] = canonical_run
+    job = doc.job
+    canonical_job: dict[str, Any] = {"namespace": job.namespace, "name": job.name}
+    job_facets = judged.facets(job.facets, "job.facets", "job")
+    if job_facets is not None:
+        canonical_job["facets"] = job_facets
+    canonical["job"] = canonical_job
+    if doc.inputs is not UNSET:
+        canonical["inputs"] = [
+            judged.dataset(item, f"inputs[{i}]", "inputFacets", item.inputFacets, "input")
+            for i, item in enumerate(doc.inputs)
+        ]
+    if doc.outputs is not UNSET:
+        canonical["outputs"] = [
+            judged.dataset(item, f"outputs[{i}]", "outputFacets", item.outputFacets, "output")
+            for i, item in enumerate(doc.outputs)
+        ]
+    if doc.eventType is not UNSET:
+        canonical["eventType"] = doc.eventType
+    if doc.schemaURL is not UNSET:
+        canonical["schemaURL"] = doc.schemaURL
+    try:
+        digest = content_hash(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
+    except TypeError:  # a string orjson cannot write (a lone surrogate): the full path decides
+        raise _NotLean from None
+    return Event(
+        kind="run",
+        event_id=event_id(ticks, digest),
+        event_time=format_ticks(ticks),
+        event_type=doc.eventType if doc.eventType is not UNSET else None,
+        run_id=run_id,
+        parent_run_id=parent_run_id,
+        root_run_id=root_run_id or run_id,
+        job_namespace=job.namespace,
+        job_name=job.name,
+        dataset_namespace=None,
+        dataset_name=None,
+        producer=doc.producer,
+        content_hash=digest.hex(),
+        payload=raw.decode(),
+        warnings=tuple(judged.warnings),
+        untrusted_facets=tuple(dict.fromkeys(judged.untrusted)),
+    )
