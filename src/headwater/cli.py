@@ -24,7 +24,14 @@ from headwater.cli_options import (
     setting_option,
     setup_logging,
 )
-from headwater.cli_pipeline import interval_option, open_pipeline, pipeline, with_pipeline_options
+from headwater.cli_pipeline import (
+    daily_retention,
+    interval_option,
+    open_pipeline,
+    pipeline,
+    with_pipeline_options,
+)
+from headwater.cli_retention import retention
 from headwater.config import (
     CONFIG_ENV,
     DEFAULT_CONFIG_FILE,
@@ -556,8 +563,10 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
     store, spark, runner = open_pipeline(settings, quiet=True)
     stop = threading.Event()
+    retain = daily_retention(settings, store, runner)
 
-    def watch_server(_result: Any) -> None:
+    def watch_server(result: Any) -> None:
+        retain(result)
         if server.poll() is not None:  # the server died: stop the pipeline too
             click.echo(f"the server exited with status {server.returncode}", err=True)
             stop.set()
@@ -615,3 +624,4 @@ main.add_command(delete)
 main.add_command(elements)
 main.add_command(events)
 main.add_command(pipeline)
+main.add_command(retention)

@@ -109,7 +109,7 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
     try:
         if continuous:
             click.echo(f"pipeline: a pass every {settings.pipeline_interval:g} s; Ctrl-C stops", err=True)
-            runner.continuous(settings.pipeline_interval)
+            runner.continuous(settings.pipeline_interval, on_pass=daily_retention(settings, store, runner))
         else:
             click.echo(_describe_pass(runner.run_once()))
     except KeyboardInterrupt:
@@ -137,3 +137,19 @@ def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None
     finally:
         spark.stop()
         store.close()
+
+
+def daily_retention(settings: Settings, store: Any, runner: Any) -> Any:
+    """The continuous pipeline's pass hook that applies `retention_days` once a day; a failed
+    retention is logged and tried again after the next pass."""
+    import logging
+
+    from headwater.pipeline.retention import retain_daily
+
+    def after_pass(_result: Any) -> None:
+        try:
+            retain_daily(settings.retention_days, store, lambda: runner)
+        except HeadwaterError as exc:
+            logging.getLogger("headwater.retention").warning("retention failed: %s", exc.message)
+
+    return after_pass

@@ -50,6 +50,23 @@ def _count(value: str) -> int:
     return number
 
 
+def days(value: str) -> float:
+    """`90`, `90d`, `12h`, `2w` → days (0 or more)."""
+    text = value.strip().lower()
+    try:
+        for suffix, factor in (("w", 7.0), ("d", 1.0), ("h", 1 / 24)):
+            if text.endswith(suffix):
+                number = float(text[: -len(suffix)]) * factor
+                break
+        else:
+            number = float(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an age (90d, 12h, 2w, or a number of days)") from None
+    if number < 0 or number != number:
+        raise ValueError(f"{value!r} is not an age of 0 or more")
+    return number
+
+
 def _keys(value: str) -> tuple[str, ...]:
     return tuple(key.strip() for key in value.split(",") if key.strip())
 
@@ -249,6 +266,13 @@ class Settings:
         "Report each pipeline run as OpenLineage events (job `headwater.pipeline`) into the store.",
         _bool,
     )
+    retention_days: float = _setting(
+        0.0,
+        "Keep events this many days (`90`, `90d`, `12h`); once a day `headwater up` and the "
+        "continuous pipeline delete older ones and what only they supported in the model "
+        "(0: keep every event). `headwater retention` applies a limit at once.",
+        days,
+    )
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def override(self, **values: Any) -> Settings:
@@ -290,6 +314,8 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
             return value
         if setting.parse is float and isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
+        if setting.parse is days and isinstance(value, int | float) and not isinstance(value, bool):
+            return days(str(value))
         if setting.parse is _options and isinstance(value, dict):
             return tuple(sorted((str(k), _option_value(v)) for k, v in value.items()))
         raise ValueError(f"unexpected {type(value).__name__}")

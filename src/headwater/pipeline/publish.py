@@ -402,47 +402,9 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
                 f"the checkpoint moved from {checkpoint_from} to {state[0]} while this batch ran: "
                 "another pipeline is writing this store's model"
             )
-        # job versions the touched runs used before, to recount after the runs change
-        cur.execute(
-            "INSERT INTO stage_touched_versions SELECT r.job_version FROM runs r "
-            "WHERE r.job_version IS NOT NULL AND r.run_id IN (SELECT run_id FROM stage_runs)"
-        )
-        cur.execute(
-            "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs "
-            "WHERE job_version IS NOT NULL"
-        )
-        cur.execute(
-            "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
-            "WHERE run_id IN (SELECT run_id FROM stage_runs)"
-        )
-        cur.execute(
-            "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs"
-        )
-        for name in RUN_SCOPED:
-            cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
-        cur.execute(
-            "SELECT COUNT(*) FROM stage_jobs s LEFT JOIN jobs j ON j.node_id = s.node_id "
-            "WHERE s.current_version IS NOT NULL "
-            "AND (j.current_version IS NULL OR j.current_version <> s.current_version)"
-        )
-        row = cur.fetchone()
-        graph_changed = bool(row and row[0])
-        for table in FACT_TABLES:
-            if table.name == "job_versions":
-                cols = ", ".join(table.columns)
-                cur.execute(
-                    f"INSERT INTO job_versions ({cols}, run_count) SELECT {cols}, 0 FROM stage_job_versions "
-                    "WHERE true ON CONFLICT (version_id) DO NOTHING"
-                )
-                continue
-            _merge_table(store, cur, table)
-            if table.name in GRAPH_INPUTS and cur.rowcount:
-                graph_changed = True
-        _recount_job_versions(store, cur)
-        _recount_dataset_versions(cur)
+        graph_changed = merge_staged(store, cur)
         # an operator's deletions end where an event stored after them names the node again
         clear_deletions(cur, store.sql, checkpoint_from, checkpoint_to)
-        number_model_elements(cur, "stage_datasets", "stage_jobs")  # browse ids on first sight
         graph_checkpoint = state[1]
         if not graph_changed and graph_checkpoint == checkpoint_from:
             graph_checkpoint = checkpoint_to
@@ -453,11 +415,61 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
             ),
             (checkpoint_to, graph_checkpoint, _now(), "lineage"),
         )
-        for table in FACT_TABLES:
-            cur.execute(f"DELETE FROM {table.stage}")
-        cur.execute("DELETE FROM stage_touched_versions")
-        cur.execute("DELETE FROM stage_touched_dataset_versions")
+        clear_staged(cur)
     return graph_changed
+
+
+def merge_staged(store: EventStore, cur: Any) -> bool:
+    """Inside the caller's transaction: the staged facts merged into the model by each table's
+    rule, job and dataset versions recounted, browse ids for new datasets and jobs. Returns
+    whether the graph's inputs changed."""
+    # job versions the touched runs used before, to recount after the runs change
+    cur.execute(
+        "INSERT INTO stage_touched_versions SELECT r.job_version FROM runs r "
+        "WHERE r.job_version IS NOT NULL AND r.run_id IN (SELECT run_id FROM stage_runs)"
+    )
+    cur.execute(
+        "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs WHERE job_version IS NOT NULL"
+    )
+    cur.execute(
+        "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
+        "WHERE run_id IN (SELECT run_id FROM stage_runs)"
+    )
+    cur.execute(
+        "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs"
+    )
+    for name in RUN_SCOPED:
+        cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
+    cur.execute(
+        "SELECT COUNT(*) FROM stage_jobs s LEFT JOIN jobs j ON j.node_id = s.node_id "
+        "WHERE s.current_version IS NOT NULL "
+        "AND (j.current_version IS NULL OR j.current_version <> s.current_version)"
+    )
+    row = cur.fetchone()
+    graph_changed = bool(row and row[0])
+    for table in FACT_TABLES:
+        if table.name == "job_versions":
+            cols = ", ".join(table.columns)
+            cur.execute(
+                f"INSERT INTO job_versions ({cols}, run_count) SELECT {cols}, 0 FROM stage_job_versions "
+                "WHERE true ON CONFLICT (version_id) DO NOTHING"
+            )
+            continue
+        _merge_table(store, cur, table)
+        if table.name in GRAPH_INPUTS and cur.rowcount:
+            graph_changed = True
+    _recount_job_versions(store, cur)
+    _recount_dataset_versions(cur)
+    number_model_elements(cur, "stage_datasets", "stage_jobs")  # browse ids on first sight
+    return graph_changed
+
+
+def clear_staged(cur: Any) -> None:
+    """Empty the fact tables' staging and the recount scratch tables."""
+    for table in FACT_TABLES:
+        cur.execute(f"DELETE FROM {table.stage}")
+    cur.execute("DELETE FROM stage_touched_versions")
+    cur.execute("DELETE FROM stage_touched_dataset_versions")
 
 
 def _recount_job_versions(store: EventStore, cur: Any) -> None:

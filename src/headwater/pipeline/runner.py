@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from headwater.pipeline import elements, graph, publish
+from headwater.pipeline import graph, publish
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
+from headwater.pipeline.frames import model_frames
 from headwater.pipeline.locks import pipeline_lock
 from headwater.store.base import EventStore
 
@@ -74,7 +75,7 @@ class Pipeline:
         )
         return reader.load()
 
-    def _query(self, query: str, schema: str) -> DataFrame:
+    def read_table(self, query: str, schema: str) -> DataFrame:
         return (
             self.spark.read.format("headwater")
             .option("url", self.url)
@@ -100,49 +101,9 @@ class Pipeline:
             run_events = new.unionByName(old).persist(StorageLevel.MEMORY_AND_DISK)
         else:
             run_events = new
-        refs = t.dataset_refs(new).persist(StorageLevel.MEMORY_AND_DISK)
-        job_rows = t.job_refs(new)
-        run_refs = t.dataset_refs(run_events) if run_events is not new else refs
-        run_jobs = t.job_refs(run_events)
-
-        versions = t.dataset_versions(run_refs).persist(StorageLevel.MEMORY_AND_DISK)
-        dataset_history = t.facet_history(refs).persist(StorageLevel.MEMORY_AND_DISK)
-        job_history = t.facet_history(job_rows)
-        facets_of_runs = t.run_facets(run_events)
-        io = t.run_io(run_refs)
-        io_facets = t.run_io_facets(run_refs)
-        run_versions = t.run_job_versions(run_jobs, io).persist(StorageLevel.MEMORY_AND_DISK)
-        run_rows = t.runs_with_versions(t.runs(run_events), run_versions).persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
-
-        frames: dict[str, DataFrame] = {
-            "namespaces": t.namespaces(refs, job_rows),
-            "sources": t.sources(refs),
-            "datasets": t.datasets(refs, versions),
-            "facet_values": t.facet_values(
-                dataset_history, job_history, facets_of_runs, io_facets.select("value_hash", "value")
-            ),
-            "dataset_facets": dataset_history,
-            "job_facets": job_history,
-            "schema_fields": t.schema_fields(dataset_history),
-            "column_lineage": t.column_lineage(dataset_history),
-            "dataset_symlinks": t.symlinks(refs),
-            "dataset_versions": t.dataset_version_rows(versions),
-            "dataset_version_runs": t.dataset_version_runs(versions),
-            "job_parents": t.job_parents(new),
-            "runs": run_rows,
-            "run_facets": facets_of_runs,
-            "run_io": io,
-            "run_io_facets": io_facets,
-            "job_versions": t.job_versions(run_versions),
-            "job_version_io": t.job_version_io(run_versions),
-            "jobs": t.jobs(job_rows, run_rows),
-            "element_nodes": elements.element_nodes(new),
-            "element_edges": elements.element_edges(new),
-        }
+        frames = model_frames(new, run_events)
         tick = time.perf_counter()
-        publish.stage(self.store, self.url, frames, self._shuffle_partitions())
+        publish.stage(self.store, self.url, frames.tables, self.shuffle_partitions())
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
@@ -151,13 +112,14 @@ class Pipeline:
         publish.merge_facts(self.store, low, high)
         result.stages["merge"] = result.stages.get("merge", 0.0) + time.perf_counter() - tick
         self.progress("merge")
-        for frame in (versions, run_rows, run_versions, dataset_history, refs, run_events, new):
+        frames.release()
+        for frame in (run_events, new):
             frame.unpersist()
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
         log.info("pipeline batch (%d, %d] published in %.1f s", low, high, time.perf_counter() - started)
 
-    def _shuffle_partitions(self) -> int:
+    def shuffle_partitions(self) -> int:
         return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
 
     def _size_shuffles(self, rows: int) -> None:
@@ -169,17 +131,17 @@ class Pipeline:
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
         self._size_shuffles(self._graph_size())
-        symlinks = self._query(
+        symlinks = self.read_table(
             "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
             "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id",
             "node_id string, alias_node_id string, alias_known int",
         )
-        current_io = self._query(
+        current_io = self.read_table(
             "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
             "FROM jobs j JOIN job_version_io v ON v.version_id = j.current_version",
             "job_id string, version_id string, direction string, node_id string",
         )
-        parents = self._query(
+        parents = self.read_table(
             "SELECT parent_node_id, child_node_id FROM job_parents",
             "parent_node_id string, child_node_id string",
         )
@@ -194,7 +156,7 @@ class Pipeline:
             "ultimate_nodes": ultimate,
             "dataset_depth": graph.dataset_depth(ultimate),
         }
-        publish.stage(self.store, self.url, frames, self._shuffle_partitions())
+        publish.stage(self.store, self.url, frames, self.shuffle_partitions())
         self.progress("graph staged")
         publish.replace_graph(self.store, checkpoint)
         self.progress("graph")
@@ -202,6 +164,12 @@ class Pipeline:
             frame.unpersist()
         result.graph = True
         result.stages["graph"] = result.stages.get("graph", 0.0) + time.perf_counter() - tick
+
+    def graph_stage(self, checkpoint: int) -> PassResult:
+        """Rebuild the graph tables from the model as of `checkpoint` (the caller holds the lock)."""
+        result = PassResult(checkpoint=checkpoint)
+        self._graph(checkpoint, result)
+        return result
 
     def pending(self) -> tuple[int, int]:
         """(events waiting above the checkpoint, batches they make): what the next pass will do."""

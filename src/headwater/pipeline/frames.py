@@ -1,0 +1,77 @@
+"""The model tables of a set of parsed events: one DataFrame per fact table, as `stage()` takes
+them. The pipeline's batches and retention's refresh build their frames here, so both fold events
+into the model by the same rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+
+from headwater.pipeline import elements
+from headwater.pipeline import transforms as t
+
+
+@dataclass
+class ModelFrames:
+    """The frames of every fact table, and the intermediate frames kept in memory to build them
+    (`release()` frees those once the frames are staged)."""
+
+    tables: dict[str, DataFrame]
+    persisted: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        for frame in self.persisted:
+            frame.unpersist()
+
+
+def model_frames(new: DataFrame, run_events: DataFrame) -> ModelFrames:
+    """Frames of the fact tables for the parsed events `new`; `run_events` holds `new` and the
+    earlier events of the runs `new` touches (run-scoped rows come from all of a run's events)."""
+    kept: list[DataFrame] = []
+
+    def keep(frame: DataFrame) -> DataFrame:
+        kept.append(frame.persist(StorageLevel.MEMORY_AND_DISK))
+        return frame
+
+    refs = keep(t.dataset_refs(new))
+    job_rows = t.job_refs(new)
+    run_refs = t.dataset_refs(run_events) if run_events is not new else refs
+    run_jobs = t.job_refs(run_events)
+
+    versions = keep(t.dataset_versions(run_refs))
+    dataset_history = keep(t.facet_history(refs))
+    job_history = t.facet_history(job_rows)
+    facets_of_runs = t.run_facets(run_events)
+    io = t.run_io(run_refs)
+    io_facets = t.run_io_facets(run_refs)
+    run_versions = keep(t.run_job_versions(run_jobs, io))
+    run_rows = keep(t.runs_with_versions(t.runs(run_events), run_versions))
+
+    tables: dict[str, DataFrame] = {
+        "namespaces": t.namespaces(refs, job_rows),
+        "sources": t.sources(refs),
+        "datasets": t.datasets(refs, versions),
+        "facet_values": t.facet_values(
+            dataset_history, job_history, facets_of_runs, io_facets.select("value_hash", "value")
+        ),
+        "dataset_facets": dataset_history,
+        "job_facets": job_history,
+        "schema_fields": t.schema_fields(dataset_history),
+        "column_lineage": t.column_lineage(dataset_history),
+        "dataset_symlinks": t.symlinks(refs),
+        "dataset_versions": t.dataset_version_rows(versions),
+        "dataset_version_runs": t.dataset_version_runs(versions),
+        "job_parents": t.job_parents(new),
+        "runs": run_rows,
+        "run_facets": facets_of_runs,
+        "run_io": io,
+        "run_io_facets": io_facets,
+        "job_versions": t.job_versions(run_versions),
+        "job_version_io": t.job_version_io(run_versions),
+        "jobs": t.jobs(job_rows, run_rows),
+        "element_nodes": elements.element_nodes(new),
+        "element_edges": elements.element_edges(new),
+    }
+    return ModelFrames(tables, kept)

@@ -1,0 +1,115 @@
+"""Retention on both backends: the events past the limit go (whole runs, generic events with their
+browse rows), and the model left is the one `pipeline rebuild` makes of the remaining events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from pyspark.sql import SparkSession
+
+from headwater.demo.lineage import MIN_JOBS, DemoShape, demo_events
+from headwater.pipeline.retention import apply_retention, last_retention, retain_daily
+from headwater.pipeline.runner import Pipeline
+from headwater.store.base import EventStore
+from headwater.store.generic import generic_store
+from tests.pipeline import fastscore as fs
+from tests.pipeline.test_pipeline import dump, ingest, query
+
+DAY_TWO = "2025-03-04T00:00:00.0000000Z"  # the demo's second scheduled day starts
+GENERIC_CUT = "2024-05-01T00:05:30.0000000Z"  # after the fifth generic event, before the sixth
+
+
+def _events(store: EventStore) -> list[tuple[Any, ...]]:
+    return query(store, "SELECT seq, run_id, event_time, kind FROM events ORDER BY seq")
+
+
+def _browse_is_what_remains(store: EventStore) -> None:
+    """The browse API knows only the remaining generic events: their elements, and each element's
+    latest tags from them."""
+    browse = generic_store(store)
+    latest: dict[tuple[str, str], dict[str, str]] = {}
+    for event in fs.HISTORY[5:]:
+        for element in event["elements"]:
+            tags = {
+                k: v if isinstance(v, str) else orjson.dumps(v).decode()
+                for k, v in element.get("tags", {}).items()
+            }
+            latest.setdefault((element["type"], element["description"]), {}).update(tags)
+    elements = [e for e in browse.list_elements(element_type=None, limit=100, offset=0)]
+    generic = [e for e in elements if e.type not in ("dataset", "job")]
+    assert {(e.type, e.description) for e in generic} == {k for k in latest if k[0] not in ("dataset", "job")}
+    for element in generic:
+        tags = {t.key: t.value for t in browse.element_latest_tags(element.id)}
+        assert tags == latest[(element.type, element.description)]
+    seqs = [row[0] for row in _events(store) if row[3] == "generic"]
+    listed = browse.list_generic_events(
+        event_type=None, element_id=None, tag_id=None, after=None, before=None, limit=100, offset=0
+    )
+    assert [e.id for e in listed] == sorted(seqs, reverse=True)
+
+
+def _rebuilt_equals_refreshed(pipeline: Pipeline, store: EventStore) -> None:
+    refreshed = dump(store)
+    pipeline.rebuild()
+    assert dump(store) == refreshed
+
+
+def test_the_model_after_retention_is_the_rebuild_of_what_remains(
+    spark: SparkSession, store: EventStore
+) -> None:
+    ingest(store, demo_events(DemoShape(jobs=MIN_JOBS, runs_per_job=2)))
+    ingest(store, [fs.CUSTOMERS_RUN])
+    fs.send(store)
+    pipeline = Pipeline(spark, store, dogfood=False, partitions=2, batch_events=40)
+    pipeline.run_once()  # two batches: the model is built incrementally, as in production
+    model = dump(store)
+
+    # 1. the generic history's first five events and the 2024 run (nothing of the demo) are past
+    before = _events(store)
+    dry = apply_retention(store, GENERIC_CUT, dry_run=True)
+    assert (dry.events, dry.runs, dry.generic_events) == (6, 1, 5)
+    assert _events(store) == before and dump(store) == model  # a dry run only counts
+
+    report = apply_retention(store, GENERIC_CUT, pipeline=lambda: pipeline)
+    assert (report.events, report.runs, report.generic_events) == (6, 1, 5)
+    assert [row for row in before if row not in _events(store)] == [
+        row for row in before if row[2] < GENERIC_CUT
+    ]
+    assert fs.folded(store) == fs.expected(fs.HISTORY[5:], fs.RECEIVED[5:])
+    assert report.model["runs"] == 1 and report.model["jobs"] == 1  # crm's export_customers
+    _browse_is_what_remains(store)
+    _rebuilt_equals_refreshed(pipeline, store)
+
+    # 2. the demo's first day: its runs go whole, a run that crossed midnight stays whole
+    before = _events(store)
+    dry = apply_retention(store, DAY_TWO, dry_run=True)
+    report = apply_retention(store, DAY_TWO, pipeline=lambda: pipeline)
+    assert (report.events, report.runs) == (dry.events, dry.runs) and report.runs > 0
+    remaining = _events(store)
+    gone = [row for row in before if row not in remaining]
+    assert len(gone) == report.events
+    assert all(row[2] < DAY_TWO for row in gone)
+    kept_runs = {row[1] for row in remaining} - {None}
+    assert not kept_runs & {row[1] for row in gone}  # no run is cut in two
+    assert report.model["runs"] == report.runs
+    stored_runs = {row[0] for row in query(store, "SELECT run_id FROM runs")}
+    assert stored_runs == kept_runs
+    _rebuilt_equals_refreshed(pipeline, store)
+
+
+def test_a_store_without_old_events_needs_no_spark_and_retention_runs_once_a_day(store: EventStore) -> None:
+    doc = dict(fs.CUSTOMERS_RUN, eventTime="2999-01-01T00:00:00Z")
+    ingest(store, [doc])
+
+    def no_spark() -> Pipeline:
+        raise AssertionError("nothing past the limit: no pipeline needed")
+
+    report = apply_retention(store, DAY_TWO, pipeline=no_spark)
+    assert (report.events, report.runs, report.model["runs"]) == (0, 0, 0)
+    first = last_retention(store)
+    assert first is not None
+    assert retain_daily(0, store, no_spark) is None  # 0 days: never
+    assert retain_daily(30, store, no_spark) is None  # ran less than a day ago
+    assert last_retention(store) == first
+    assert orjson.loads(query(store, "SELECT payload FROM events")[0][0])["eventTime"] == doc["eventTime"]
