@@ -111,6 +111,8 @@ def test_a_deleted_dataset_is_hidden_everywhere_and_its_events_stay(
     assert nodes == {LOAD, RAW}
     assert all(CLEAN not in edge for edge in edges)
     get(client, "/lineage", 404, nodeId=CLEAN)
+    vertical = client.get("/api/warehouse/v1/lineage/vertical", params={"nodeId": CLEAN})
+    assert vertical.status_code == 404, vertical.text  # nor as an element of generic events
     overview = {n["name"]: n for n in get(client, "/overview")["namespaces"]}
     assert overview["lake"]["datasets"] == 2
     # a second delete finds nothing; the event store kept every event
@@ -124,8 +126,13 @@ def test_a_deleted_job_is_hidden_and_its_runs_leave_the_overview(published: Test
     assert (
         answer["id"] == {"namespace": "etl", "name": "load"} and answer["latestRun"]["state"] == "COMPLETED"
     )
+    run_id = answer["latestRun"]["id"]
     get(client, "/namespaces/etl/jobs/load", 404)
     get(client, "/namespaces/etl/jobs/load/runs", 404)
+    get(client, f"/jobs/runs/{run_id}", 404)  # a deleted job's runs go with it
+    get(client, f"/jobs/runs/{run_id}/facets", 404, type="run")
+    vertical = client.get("/api/warehouse/v1/lineage/vertical", params={"nodeId": f"run:{run_id}"})
+    assert vertical.status_code == 404, vertical.text
     assert [j["name"] for j in get(client, "/namespaces/etl/jobs")["jobs"]] == ["summarise"]
     assert get(client, "/jobs")["totalCount"] == 1
     assert search_names(client, "load") == set()

@@ -362,7 +362,7 @@ def _job(store: EventStore, node: NodeId, as_of: str | None, limit: int) -> Line
 def _run_family(store: EventStore, node: NodeId, as_of: str | None, limit: int) -> LineageResult:
     run_id = parse_run_id(node.text.removeprefix("run:"))
     run = store.runs_by_id([run_id]).get(run_id)
-    if run is None:
+    if run is None or store.hidden_nodes([run.job_node_id]):
         raise NotFound(f"run '{run_id}' not found")
     if as_of is not None and run.first_event_time > as_of:
         raise NotFound(f"run '{run_id}' had not begun yet at {display_time(as_of)}")
@@ -431,6 +431,8 @@ def vertical(store: EventStore, node_id: str, *, as_of: str | None, limit: int) 
         return build(store, node, as_of, limit)
     except NotFound:
         if node.kind not in ("dataset", "job") or node.version is not None:
+            raise
+        if store.hidden_nodes([node.text]):  # deleted: not an element either
             raise
         return _element(store, node, as_of, limit)
 

@@ -630,7 +630,8 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
 
     def get_run(self, run_id: str) -> RunRow | None:
         query = (
-            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id WHERE r.run_id = ?"
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            f"WHERE r.run_id = ? AND {visible('j')}"  # a deleted job's runs go with it
         )
         with self._reading() as cur:
             cur.execute(self._sql(query), (run_id,))
