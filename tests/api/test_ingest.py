@@ -5,13 +5,15 @@ from __future__ import annotations
 import gzip
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from headwater.api.app import create_app
 from headwater.config import Settings
-from headwater.store import EventStore
+from headwater.ingest import metrics
+from headwater.store import EventStore, open_store
 from tests.factories import facet, run_event
 
 
@@ -260,3 +262,64 @@ def test_several_worker_processes_share_one_store(database_url: str) -> None:
         assert body["eventCount"] == 20
     finally:
         server.stop()
+
+
+# -- the lean path: LeanIngest answers these routes before FastAPI; a query string takes the route ----
+def _cases() -> list[tuple[str, bytes, dict[str, str]]]:
+    good, warned, bad = run_event(), run_event(), run_event()
+    warned["inputs"][0]["facets"] = {"schema": facet("SchemaDatasetFacet", "1-1-1", fields="oops")}
+    del bad["job"]["name"]
+    plain = {"content-type": "application/json"}
+    ndjson = {"content-type": "application/x-ndjson"}
+    return [
+        ("/api/v1/lineage", json.dumps(good).encode(), plain),
+        ("/api/v1/lineage", json.dumps(good).encode(), plain),  # stored before: 200, duplicate
+        ("/api/v1/lineage", json.dumps(warned, indent=2).encode(), plain),
+        ("/api/v1/lineage", json.dumps(bad).encode(), plain),
+        ("/api/v1/lineage", json.dumps([run_event(), bad, "x", warned]).encode(), plain),
+        ("/api/v1/lineage/batch", json.dumps(run_event()).encode(), plain),
+        ("/api/v1/lineage/batch", json.dumps([bad, {}]).encode(), plain),
+        ("/api/v1/lineage/batch", f"{json.dumps(run_event())}\n{{broken\n".encode(), ndjson),
+        ("/api/v1/lineage", b'{"eventTime": }', plain),
+        ("/api/v1/lineage", b"", plain),
+        ("/api/v1/lineage", json.dumps(good).encode(), {"content-type": "text/plain"}),
+        (
+            "/api/v1/lineage",
+            gzip.compress(json.dumps(run_event()).encode()),
+            {**plain, "content-encoding": "gzip"},
+        ),
+    ]
+
+
+def test_the_lean_path_answers_byte_for_byte_like_the_routes(
+    client: TestClient, store: EventStore, tmp_path: Path
+) -> None:
+    other_url = f"sqlite:///{tmp_path}/routed.db"
+    other_store = open_store(other_url)
+    try:
+        with TestClient(create_app(Settings(database_url=other_url), other_store)) as routed:
+            for path, body, headers in _cases():
+                lean = client.post(path, content=body, headers=headers)
+                # A query string goes through FastAPI's routing to the route functions.
+                through_route = routed.post(f"{path}?via=route", content=body, headers=headers)
+                assert (lean.status_code, lean.content) == (through_route.status_code, through_route.content)
+                assert lean.headers["content-type"] == through_route.headers["content-type"]
+    finally:
+        other_store.close()
+
+
+def test_each_event_of_an_array_is_stored_as_sent(client: TestClient, store: EventStore) -> None:
+    first, second = json.dumps(run_event(), indent=2), json.dumps(run_event(), separators=(", ", ": "))
+    response = client.post("/api/v1/lineage/batch", content=f"[\n{first} ,\n  {second}\n]".encode())
+    assert response.status_code == 200
+    for answer, sent in zip(response.json(), (first, second), strict=True):
+        stored = store.get_event(answer["eventId"])
+        assert stored is not None and stored.payload == sent
+
+
+def test_the_lean_path_counts_its_requests(client: TestClient) -> None:
+    before = metrics.HTTP_REQUESTS.value(status=201), metrics.HTTP_REQUESTS.value(status=400)
+    client.post("/api/v1/lineage", json=run_event())
+    client.post("/api/v1/lineage", json={"eventTime": "now"})
+    after = metrics.HTTP_REQUESTS.value(status=201), metrics.HTTP_REQUESTS.value(status=400)
+    assert (after[0] - before[0], after[1] - before[1]) == (1, 1)

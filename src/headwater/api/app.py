@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from headwater import __version__
 from headwater.api import (
@@ -44,6 +47,19 @@ Send events to `POST /api/v1/lineage` (what the OpenLineage HTTP transport calls
 events back from `GET /api/atlas/v2/openlineage/runs/{runId}`."""
 
 
+class _App(FastAPI):
+    """FastAPI, but the two ingest routes producers call for every event are answered before its
+    per-request work (`ingest_routes.LeanIngest`)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._lean = ingest_routes.LeanIngest(functools.partial(FastAPI.__call__, self))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["app"] = self
+        await self._lean(scope, receive, send)
+
+
 def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     """Build the app; it opens (and migrates) the store at startup unless one is given."""
 
@@ -67,7 +83,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
             if own_store:
                 app.state.store.close()
 
-    app = FastAPI(
+    app = _App(
         title="Headwater",
         version=__version__,
         description=DESCRIPTION,
@@ -95,7 +111,6 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
     ui_routes.install(app)
     openapi.install(app)
     app.add_middleware(metrics_routes.IngestMetricsMiddleware)
-    app.add_middleware(ingest_routes.LeanIngest)  # outermost: answers the two ingest routes itself
 
     @app.exception_handler(HeadwaterError)
     async def headwater_error(request: Request, exc: HeadwaterError) -> Response:

@@ -26,8 +26,41 @@ log = logging.getLogger(__name__)
 @dataclass(slots=True)
 class _Pending:
     events: Sequence[Any]  # Event, or GenericEvent when `generic`
-    future: Future[list[Any]]  # list[bool], or list[GenericStored] when `generic`
-    generic: bool = False
+    generic: bool
+    # Who waits: a thread on `future`, or a coroutine of `loop` on `waiter`. Each holds a
+    # list[bool], or a list[GenericStored] when `generic`.
+    future: Future[list[Any]] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    waiter: asyncio.Future[list[Any]] | None = None
+
+
+def _settle(answers: list[tuple[asyncio.Future[list[Any]], list[Any] | BaseException]]) -> None:
+    for waiter, answer in answers:
+        if waiter.done():  # a request cancelled meanwhile has nobody to tell
+            continue
+        if isinstance(answer, BaseException):
+            waiter.set_exception(answer)
+        else:
+            waiter.set_result(answer)
+
+
+def _answer(group: Sequence[_Pending], answers: Sequence[list[Any] | BaseException]) -> None:
+    """Tell each request of a commit its answer: threads one by one, each event loop in one call
+    (one wake-up of the loop for the whole group, not one per request)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[list[Any]], Any]]] = {}
+    for pending, answer in zip(group, answers, strict=True):
+        if pending.future is not None:
+            if isinstance(answer, BaseException):
+                pending.future.set_exception(answer)
+            else:
+                pending.future.set_result(answer)
+        elif pending.loop is not None and pending.waiter is not None:
+            by_loop.setdefault(pending.loop, []).append((pending.waiter, answer))
+    for loop, settled in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, settled)
+        except RuntimeError:  # the loop closed (shutdown): nobody waits any more
+            log.warning("%d answers of a group commit had no event loop to go to", len(settled))
 
 
 class GroupCommitWriter:
@@ -42,32 +75,40 @@ class GroupCommitWriter:
         self.commits = 0
         self.events_committed = 0
 
-    def submit(self, events: Sequence[Event]) -> Future[list[bool]]:
-        future: Future[list[bool]] = Future()
+    def _submit(self, events: Sequence[Any], generic: bool) -> Future[list[Any]]:
+        future: Future[list[Any]] = Future()
         if not events:
             future.set_result([])
         else:
-            self._queue.put(_Pending(events, future))
+            self._queue.put(_Pending(events, generic, future=future))
         return future
 
-    def submit_generic(self, events: Sequence[GenericEvent]) -> Future[list[GenericStored]]:
-        future: Future[list[GenericStored]] = Future()
+    async def _wait(self, events: Sequence[Any], generic: bool) -> list[Any]:
+        """Resolved on the event loop straight from the writer thread (no concurrent Future to
+        chain: that cost a request more than its share of the commit)."""
         if not events:
-            future.set_result([])
-        else:
-            self._queue.put(_Pending(events, future, generic=True))
-        return future
+            return []
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[list[Any]] = loop.create_future()
+        self._queue.put(_Pending(events, generic, loop=loop, waiter=waiter))
+        return await waiter
+
+    def submit(self, events: Sequence[Event]) -> Future[list[bool]]:
+        return self._submit(events, False)
+
+    def submit_generic(self, events: Sequence[GenericEvent]) -> Future[list[GenericStored]]:
+        return self._submit(events, True)
 
     async def append_generic(self, events: Sequence[GenericEvent]) -> list[GenericStored]:
         """Resolve once the generic events are durable: each one's id and whether it is new."""
-        return await asyncio.wrap_future(self.submit_generic(events))
+        return await self._wait(events, True)
 
     def append_generic_sync(self, events: Sequence[GenericEvent]) -> list[GenericStored]:
         return self.submit_generic(events).result()
 
     async def append(self, events: Sequence[Event]) -> list[bool]:
         """Resolve once the events are durable: True for each newly stored event."""
-        return await asyncio.wrap_future(self.submit(events))
+        return await self._wait(events, False)
 
     def append_sync(self, events: Sequence[Event]) -> list[bool]:
         return self.submit(events).result()
@@ -114,8 +155,7 @@ class GroupCommitWriter:
             for pending in group:
                 self._commit_kind([pending])
             return
-        for pending in group:
-            pending.future.set_exception(failure)
+        _answer(group, [failure] * len(group))
 
     def _try_commit(self, group: list[_Pending]) -> HeadwaterError | None:
         events = [event for pending in group for event in pending.events]
@@ -132,9 +172,11 @@ class GroupCommitWriter:
             return StoreRefused(f"the store refused to keep these events: {exc}")
         self.commits += 1
         self.events_committed += len(events)
+        answers: list[list[Any] | BaseException] = []
         start = 0
         for pending in group:
             end = start + len(pending.events)
-            pending.future.set_result(stored[start:end])
+            answers.append(stored[start:end])
             start = end
+        _answer(group, answers)
         return None
