@@ -128,7 +128,7 @@ def test_a_small_cache_forgets_but_keeps_judging_the_same() -> None:
             expected_canonical, expected_reasons = FacetVerdicts().verdict(raw, "job")
             assert (orjson.dumps(canonical), reasons) == (orjson.dumps(expected_canonical), expected_reasons)
     assert small.checks < 200 + 20  # the hot facet stayed (moved back from the old generation)
-    assert sum(len(raw) for generation in (small._young, small._old) for d in generation for raw in d) < 4_000
+    assert sum(len(key[2]) for generation in (small._young, small._old) for key in generation) < 4_000
 
 
 @pytest.mark.parametrize(
@@ -248,3 +248,13 @@ def test_the_spec_facet_examples_agree(path: Path, name: str, place: tuple[str, 
     container_at(doc, where)[name] = json.loads(path.read_text("utf-8"))[name]
     found = assert_agree(_raw(doc))
     assert (found is not None) == (host != "dataset")  # the lean path takes RunEvents only
+
+
+def test_a_container_seen_before_warns_at_its_own_path() -> None:
+    broken = {"schema": facet("SchemaDatasetFacet", "1-1-1", fields="oops"), "odd name": 1}
+    event = run_event(inputs=[{"namespace": "a", "name": f"t{i}", "facets": dict(broken)} for i in range(3)])
+    found = assert_agree(orjson.dumps(event))
+    assert found is not None
+    assert found.untrusted_facets == tuple(
+        f"inputs[{i}].facets{suffix}" for i in range(3) for suffix in (".schema", '["odd name"]')
+    )

@@ -29,8 +29,9 @@ from headwater.events.model import EVENT_TYPES, Event
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
 from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schema_url, parent_ids
 
-Facets = dict[str, Raw]
+Facets = Raw  # a facets container, kept as its bytes (`FacetVerdicts.container` reads it)
 _DELETABLE = frozenset({"job", "dataset"})
+_CONTAINER = msgspec.json.Decoder(dict[str, Raw])
 
 
 class _Run(Struct, forbid_unknown_fields=True, gc=False):
@@ -79,32 +80,63 @@ class _NotLean(Exception):
 
 
 Verdict = tuple[orjson.Fragment, tuple[str, ...]]  # canonical bytes, reasons the facet breaks its rules
+# A container's canonical bytes, the (facet name, reasons) of each facet that breaks its rules, and
+# the bytes of its `parent` facet if it has one.
+ContainerVerdict = tuple[orjson.Fragment, tuple[tuple[str, tuple[str, ...]], ...], bytes | None]
+_Key = tuple[bool, bool, bytes]  # (a container?, may its facets carry _deleted?, exact bytes)
 
 
 class FacetVerdicts:
-    """Verdicts of facet values by their exact bytes. Two generations bound the memory: when the
-    young one fills up it becomes the old one, and a facet found in the old one moves back, so
-    the facets producers keep sending stay. Job and dataset facets have their own (they may carry
-    `_deleted`; the only thing besides the value that changes a verdict)."""
+    """Verdicts of facets containers and of facet values, by their exact bytes. A job's facets
+    or a dataset's come back the same run after run: one lookup answers for the whole container;
+    a container seen for the first time is judged facet by facet, and its facets seen before
+    cost a lookup each. Two generations bound the memory: when the young one fills up it becomes
+    the old one, and an entry found in the old one moves back, so what producers keep sending
+    stays. Job and dataset facets are told apart from the others: they may carry `_deleted`, the
+    only thing besides the value that changes a verdict."""
 
     def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
         self.max_bytes = max_bytes
-        self._young: tuple[dict[bytes, Verdict], dict[bytes, Verdict]] = ({}, {})
-        self._old: tuple[dict[bytes, Verdict], dict[bytes, Verdict]] = ({}, {})
+        self._young: dict[_Key, Any] = {}
+        self._old: dict[_Key, Any] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
 
-    def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
-        deletable = kind in _DELETABLE
-        found = self._young[deletable].get(raw)
-        if found is not None:
-            return found
-        found = self._old[deletable].get(raw)
+    def container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
+        key = (True, kind in _DELETABLE, raw)
+        found: ContainerVerdict | None = self._young.get(key)
         if found is None:
-            found = self._judge(raw, kind)
-        self._keep(deletable, raw, found)
+            found = self._old.get(key)
+            if found is None:
+                found = self._judge_container(raw, kind)
+            self._keep(key, found)
         return found
+
+    def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
+        key = (False, kind in _DELETABLE, raw)
+        found: Verdict | None = self._young.get(key)
+        if found is None:
+            found = self._old.get(key)
+            if found is None:
+                found = self._judge(raw, kind)
+            self._keep(key, found)
+        return found
+
+    def _judge_container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
+        try:
+            facets = _CONTAINER.decode(raw)
+        except msgspec.DecodeError:  # not an object: the full path names it
+            raise _NotLean from None
+        canonical: dict[str, orjson.Fragment] = {}
+        issues: list[tuple[str, tuple[str, ...]]] = []
+        for name, value in facets.items():
+            canonical[name], reasons = self.verdict(bytes(value), kind)
+            if reasons:
+                issues.append((name, reasons))
+        parent = facets.get("parent")
+        fragment = orjson.Fragment(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
+        return fragment, tuple(issues), None if parent is None else bytes(parent)
 
     def _judge(self, raw: bytes, kind: FacetKind) -> Verdict:
         try:
@@ -115,17 +147,17 @@ class FacetVerdicts:
         self.checks += 1
         return orjson.Fragment(canonical), tuple(facet_reasons(value, kind, remember=False))
 
-    def _keep(self, deletable: bool, raw: bytes, verdict: Verdict) -> None:
+    def _keep(self, key: _Key, verdict: Any) -> None:
         with self._lock:
-            size = 2 * len(raw) + 200
+            size = 2 * len(key[2]) + 200
             if self._bytes + size > self.max_bytes // 2:
-                self._old, self._young, self._bytes = self._young, ({}, {}), 0
-            self._young[deletable][raw] = verdict
+                self._old, self._young, self._bytes = self._young, {}, 0
+            self._young[key] = verdict
             self._bytes += size
 
     def clear(self) -> None:
         with self._lock:
-            self._young, self._old, self._bytes = ({}, {}), ({}, {}), 0
+            self._young, self._old, self._bytes = {}, {}, 0
 
 
 VERDICTS = FacetVerdicts()
@@ -140,19 +172,18 @@ class _Judged:
         self.warnings: list[str] = []
         self.untrusted: list[str] = []
 
-    def facets(self, container: Facets | UnsetType, path: str, kind: FacetKind) -> dict[str, Any] | None:
-        """The container for the canonical form (each facet its canonical bytes), noting warnings."""
+    def facets(
+        self, container: Facets | UnsetType, path: str, kind: FacetKind
+    ) -> tuple[orjson.Fragment, bytes | None] | None:
+        """The container's canonical bytes and its parent facet's, noting its warnings."""
         if container is UNSET:
             return None
-        canonical: dict[str, Any] = {}
-        verdict = VERDICTS.verdict
-        for name, raw in container.items():
-            canonical[name], reasons = verdict(bytes(raw), kind)
-            if reasons:
-                where = facet_path(path, name)
-                self.warnings.extend(f"{where}: {reason}" for reason in reasons)
-                self.untrusted.append(where)
-        return canonical
+        canonical, issues, parent = VERDICTS.container(bytes(container), kind)
+        for name, reasons in issues:
+            where = facet_path(path, name)
+            self.warnings.extend(f"{where}: {reason}" for reason in reasons)
+            self.untrusted.append(where)
+        return canonical, parent
 
     def dataset(
         self, item: _Input | _Output, path: str, extra_key: str, extra: Facets | UnsetType, kind: FacetKind
@@ -160,10 +191,10 @@ class _Judged:
         out: dict[str, Any] = {"namespace": item.namespace, "name": item.name}
         facets = self.facets(item.facets, f"{path}.facets", "dataset")
         if facets is not None:
-            out["facets"] = facets
+            out["facets"] = facets[0]
         extra_facets = self.facets(extra, f"{path}.{extra_key}", kind)
         if extra_facets is not None:
-            out[extra_key] = extra_facets
+            out[extra_key] = extra_facets[0]
         return out
 
 
@@ -210,17 +241,17 @@ def _validate(raw: bytes) -> Event:
     run_id = run.runId.lower()
     parent_run_id = root_run_id = None
     canonical_run: dict[str, Any] = {"runId": run.runId}
-    if run.facets is not UNSET:
-        parent = run.facets.get("parent")
+    run_facets = judged.facets(run.facets, "run.facets", "run")
+    if run_facets is not None:
+        canonical_run["facets"], parent = run_facets
         if parent is not None:
-            parent_run_id, root_run_id = _parent_ids(bytes(parent))
-        canonical_run["facets"] = judged.facets(run.facets, "run.facets", "run")
+            parent_run_id, root_run_id = _parent_ids(parent)
     canonical["run"] = canonical_run
     job = doc.job
     canonical_job: dict[str, Any] = {"namespace": job.namespace, "name": job.name}
     job_facets = judged.facets(job.facets, "job.facets", "job")
     if job_facets is not None:
-        canonical_job["facets"] = job_facets
+        canonical_job["facets"] = job_facets[0]
     canonical["job"] = canonical_job
     if doc.inputs is not UNSET:
         canonical["inputs"] = [
