@@ -84,22 +84,25 @@ Verdict = tuple[orjson.Fragment, tuple[str, ...]]  # canonical bytes, reasons th
 # the bytes of its `parent` facet if it has one.
 ContainerVerdict = tuple[orjson.Fragment, tuple[tuple[str, tuple[str, ...]], ...], bytes | None]
 _Key = tuple[bool, bool, bytes]  # (a container?, may its facets carry _deleted?, exact bytes)
+_SEEN_MAX = 200_000
 
 
 class FacetVerdicts:
     """Verdicts of facets containers and of facet values, by their exact bytes. A job's facets
     or a dataset's come back the same run after run: one lookup answers for the whole container;
     a container seen for the first time is judged facet by facet, and its facets seen before
-    cost a lookup each. Two generations bound the memory: when the young one fills up it becomes
-    the old one, and an entry found in the old one moves back, so what producers keep sending
-    stays. Job and dataset facets are told apart from the others: they may carry `_deleted`, the
-    only thing besides the value that changes a verdict."""
+    cost a lookup each. A value is kept from its second sighting on. Two generations bound the
+    memory: when the young one fills up it becomes the old one, and an entry found in the old one
+    moves back, so what producers keep sending stays. Job and dataset facets are told apart from
+    the others: they may carry `_deleted`, the only thing besides the value that changes a
+    verdict."""
 
     def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
         self.max_bytes = max_bytes
         self._young: dict[_Key, Any] = {}
         self._old: dict[_Key, Any] = {}
         self._bytes = 0
+        self._seen: set[int] = set()  # hashes of the values judged once and not kept
         self._lock = threading.Lock()
         self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
 
@@ -110,6 +113,8 @@ class FacetVerdicts:
             found = self._old.get(key)
             if found is None:
                 found = self._judge_container(raw, kind)
+                if not self._seen_before(key):
+                    return found
             self._keep(key, found)
         return found
 
@@ -120,8 +125,22 @@ class FacetVerdicts:
             found = self._old.get(key)
             if found is None:
                 found = self._judge(raw, kind)
+                if not self._seen_before(key):
+                    return found
             self._keep(key, found)
         return found
+
+    def _seen_before(self, key: _Key) -> bool:
+        """Whether a value judged now was judged once before: only those are kept. Facets that
+        hold an event's own time or counts (nominalTime, outputStatistics) never come back, and
+        keeping them would push out the ones that do."""
+        digest = hash(key)
+        if digest in self._seen:
+            return True
+        if len(self._seen) >= _SEEN_MAX:
+            self._seen.clear()
+        self._seen.add(digest)
+        return False
 
     def _judge_container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
         try:
@@ -157,7 +176,7 @@ class FacetVerdicts:
 
     def clear(self) -> None:
         with self._lock:
-            self._young, self._old, self._bytes = {}, {}, 0
+            self._young, self._old, self._bytes, self._seen = {}, {}, 0, set()
 
 
 VERDICTS = FacetVerdicts()
