@@ -158,10 +158,11 @@ class _Disconnected(Exception):
 
 
 class LeanIngest:
-    """ASGI middleware answering `POST /api/v1/lineage` and `/api/v1/lineage/batch` itself: the
-    same checks, validation, group commit and answers as the routes, the same metrics as
-    `IngestMetricsMiddleware`, without the framework's per-request work. Requests with a query
-    string (which the routes reject when a parameter repeats) go through the app."""
+    """An ASGI wrapper of the app (`headwater.api.app` puts it in front of FastAPI) answering
+    `POST /api/v1/lineage` and `/api/v1/lineage/batch` itself: the same checks, validation, group
+    commit and answers as the routes, the same metrics as `IngestMetricsMiddleware`, without the
+    framework's per-request work. Everything else goes to the app, and so do these requests with
+    a query string (which the routes reject when a parameter repeats) or a root path."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
