@@ -294,3 +294,36 @@ def test_the_payload_keeps_the_raw_bytes_when_given() -> None:
     import orjson
 
     assert validate_event(orjson.loads(raw), raw).payload == raw.decode()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (
+            "2024-05-01T24:00:00Z",
+            "eventTime: '2024-05-01T24:00:00Z' is not a valid date-time (hour must be in 0..23)",
+        ),
+        (
+            "2024-05-01T23:60:00Z",
+            "eventTime: '2024-05-01T23:60:00Z' is not a valid date-time (minute must be in 0..59)",
+        ),
+        (
+            "2024-05-01T23:59:61Z",
+            "eventTime: '2024-05-01T23:59:61Z' is not a valid date-time (second must be in 0..59)",
+        ),
+        ("2024-05-01T10:00:00+24:00", "eventTime: '2024-05-01T10:00:00+24:00' has an invalid UTC offset"),
+    ],
+)
+def test_a_date_seen_before_still_has_its_time_of_day_checked(value: str, expected: str) -> None:
+    validate_event(run_event(event_time="2024-05-01T10:00:00Z"))  # the date is known from now on
+    assert errors_of(run_event(event_time=value)) == [expected]
+
+
+def test_a_leap_second_is_the_first_second_of_the_next_minute() -> None:
+    validate_event(run_event(event_time="2024-05-01T10:00:00Z"))
+    assert (
+        validate_event(run_event(event_time="2024-05-01T23:59:60Z")).event_time
+        == "2024-05-02T00:00:00.0000000Z"
+    )
+    event = validate_event(run_event(event_time="2024-05-01T23:59:60.5+01:00"))
+    assert event.event_time == "2024-05-01T23:00:00.5000000Z"
