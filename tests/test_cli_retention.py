@@ -11,7 +11,7 @@ from tests.pipeline.test_pipeline import ingest, query
 from tests.test_cli import cli
 
 
-def _run_event(run_id: str, event_type: str, when: str) -> dict[str, Any]:
+def run_event(run_id: str, event_type: str, when: str) -> dict[str, Any]:
     return {
         "eventType": event_type,
         "eventTime": when,
@@ -29,11 +29,11 @@ def test_retention_from_the_command_line(store: EventStore, database_url: str) -
     ingest(
         store,
         [
-            _run_event(old, "START", "2020-01-01T00:00:00Z"),
-            _run_event(old, "COMPLETE", "2020-01-01T01:00:00Z"),
-            _run_event(crossing, "START", "2020-01-02T00:00:00Z"),  # its run ends within the limit
-            _run_event(crossing, "COMPLETE", "2999-01-01T00:00:00Z"),
-            _run_event(recent, "START", "2999-01-02T00:00:00Z"),
+            run_event(old, "START", "2020-01-01T00:00:00Z"),
+            run_event(old, "COMPLETE", "2020-01-01T01:00:00Z"),
+            run_event(crossing, "START", "2020-01-02T00:00:00Z"),  # its run ends within the limit
+            run_event(crossing, "COMPLETE", "2999-01-01T00:00:00Z"),
+            run_event(recent, "START", "2999-01-02T00:00:00Z"),
         ],
     )
     dry = cli("retention", "--older-than", "30d", "--dry-run", "--database-url", database_url)

@@ -3,21 +3,27 @@ browse rows), and the model left is the one `pipeline rebuild` makes of the rema
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import orjson
 from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import MIN_JOBS, DemoShape, demo_events
+from headwater.events.generic import validate_generic_event
 from headwater.pipeline.retention import apply_retention, last_retention, retain_daily
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from headwater.store.generic import generic_store
 from tests.pipeline import fastscore as fs
 from tests.pipeline.test_pipeline import dump, ingest, query
+from tests.test_cli_retention import run_event
 
 DAY_TWO = "2025-03-04T00:00:00.0000000Z"  # the demo's second scheduled day starts
-GENERIC_CUT = "2024-05-01T00:05:30.0000000Z"  # after the fifth generic event, before the sixth
+# the generic history received around it: five events before, four after
+RECEIVED = [f"2025-03-03T23:5{m}:00.0000000Z" for m in range(5)] + [
+    f"2025-03-04T00:0{m}:00.0000000Z" for m in range(1, 5)
+]
 
 
 def _events(store: EventStore) -> list[tuple[Any, ...]]:
@@ -59,42 +65,41 @@ def test_the_model_after_retention_is_the_rebuild_of_what_remains(
     spark: SparkSession, store: EventStore
 ) -> None:
     ingest(store, demo_events(DemoShape(jobs=MIN_JOBS, runs_per_job=2)))
-    ingest(store, [fs.CUSTOMERS_RUN])
-    fs.send(store)
-    pipeline = Pipeline(spark, store, dogfood=False, partitions=2, batch_events=40)
-    pipeline.run_once()  # two batches: the model is built incrementally, as in production
+    ingest(store, [fs.CUSTOMERS_RUN])  # a 2024 run, of a job no other event names
+    crossing = str(uuid.uuid4())  # a run that crosses the limit: it stays whole
+    ingest(
+        store,
+        [
+            run_event(crossing, "START", "2025-03-03T23:00:00Z"),
+            run_event(crossing, "COMPLETE", "2025-03-04T01:00:00Z"),
+        ],
+    )
+    browse = generic_store(store)
+    for doc, received in zip(fs.HISTORY, RECEIVED, strict=True):
+        browse.append_generic([validate_generic_event(doc)], received)
+    pipeline = Pipeline(spark, store, dogfood=False, partitions=2)
+    pipeline.run_once()
     model = dump(store)
 
-    # 1. the generic history's first five events and the 2024 run (nothing of the demo) are past
-    before = _events(store)
-    dry = apply_retention(store, GENERIC_CUT, dry_run=True)
-    assert (dry.events, dry.runs, dry.generic_events) == (6, 1, 5)
-    assert _events(store) == before and dump(store) == model  # a dry run only counts
-
-    report = apply_retention(store, GENERIC_CUT, pipeline=lambda: pipeline)
-    assert (report.events, report.runs, report.generic_events) == (6, 1, 5)
-    assert [row for row in before if row not in _events(store)] == [
-        row for row in before if row[2] < GENERIC_CUT
-    ]
-    assert fs.folded(store) == fs.expected(fs.HISTORY[5:], fs.RECEIVED[5:])
-    assert report.model["runs"] == 1 and report.model["jobs"] == 1  # crm's export_customers
-    _browse_is_what_remains(store)
-    _rebuilt_equals_refreshed(pipeline, store)
-
-    # 2. the demo's first day: its runs go whole, a run that crossed midnight stays whole
+    # the demo's first day, the 2024 run and the first five generic events are past the limit
     before = _events(store)
     dry = apply_retention(store, DAY_TWO, dry_run=True)
+    assert dry.generic_events == 5 and dry.runs > 1
+    assert _events(store) == before and dump(store) == model  # a dry run only counts
+
     report = apply_retention(store, DAY_TWO, pipeline=lambda: pipeline)
-    assert (report.events, report.runs) == (dry.events, dry.runs) and report.runs > 0
+    assert (report.events, report.runs, report.generic_events) == (dry.events, dry.runs, 5)
     remaining = _events(store)
     gone = [row for row in before if row not in remaining]
-    assert len(gone) == report.events
-    assert all(row[2] < DAY_TWO for row in gone)
+    assert len(gone) == report.events and all(row[2] < DAY_TWO for row in gone)
     kept_runs = {row[1] for row in remaining} - {None}
-    assert not kept_runs & {row[1] for row in gone}  # no run is cut in two
+    assert not kept_runs & {row[1] for row in gone}  # a run goes whole or stays whole
+    assert [row[2] < DAY_TWO for row in remaining if row[1] == crossing] == [True, False]
     assert report.model["runs"] == report.runs
-    stored_runs = {row[0] for row in query(store, "SELECT run_id FROM runs")}
-    assert stored_runs == kept_runs
+    assert {row[0] for row in query(store, "SELECT run_id FROM runs")} == kept_runs
+    assert "job:crm:export_customers" not in {r[0] for r in query(store, "SELECT node_id FROM jobs")}
+    assert fs.folded(store) == fs.expected(fs.HISTORY[5:], RECEIVED[5:])
+    _browse_is_what_remains(store)
     _rebuilt_equals_refreshed(pipeline, store)
 
 

@@ -146,7 +146,7 @@ def apply_retention(
             before = _counts(store)
             checkpoint, _ = publish.read_state(store)
             runner = None
-            if doomed.events and checkpoint:
+            if sql.count_held(store, checkpoint):
                 if pipeline is None:
                     raise ValueError("retention needs a pipeline to refresh a published model")
                 runner = pipeline()
@@ -204,10 +204,14 @@ def _refresh_model(pipeline: Pipeline, checkpoint: int) -> None:
         "SELECT g.event_id FROM generic_event_elements g WHERE g.element_id IN (SELECT d.element_id "
         f"FROM generic_event_elements d WHERE d.event_id IN (SELECT seq FROM {sql.DOOMED}))"
     )
-    remaining = (
-        f"{held} AND NOT {doomed} AND ((e.run_id IS NULL AND e.kind <> 'generic') "
-        f"OR e.run_id IN ({runs}) OR e.seq IN ({shared}))"
+    # run-less events: every job event (their inputs and outputs are not indexed), the dataset
+    # events of affected datasets
+    affected = f"SELECT node_id FROM {_key_table('datasets')}"
+    runless = (
+        "e.run_id IS NULL AND e.kind <> 'generic' AND (e.job_name IS NOT NULL OR "
+        f"'dataset:' || e.dataset_namespace || ':' || e.dataset_name IN ({affected}))"
     )
+    remaining = f"{held} AND NOT {doomed} AND (({runless}) OR e.run_id IN ({runs}) OR e.seq IN ({shared}))"
     _stage(pipeline, _events(pipeline, remaining))
     _keep_schemas(pipeline)
     with store.transaction() as cur:

@@ -44,7 +44,7 @@ def list_doomed(store: EventStore, cutoff: str, up_to_seq: int) -> None:
         _scratch(store, cur, DOOMED, "seq BIGINT PRIMARY KEY")
     after_time, after_seq = "", 0
     query = store.sql(
-        "SELECT e.seq, e.event_time FROM events e "
+        "SELECT e.seq, e.event_time, e.run_id FROM events e "
         "WHERE e.event_time < ? AND (e.event_time > ? OR (e.event_time = ? AND e.seq > ?)) "
         "ORDER BY e.event_time, e.seq LIMIT ?"
     )
@@ -56,11 +56,7 @@ def list_doomed(store: EventStore, cutoff: str, up_to_seq: int) -> None:
             if not rows:
                 return
             after_seq, after_time = int(rows[-1][0]), str(rows[-1][1])
-            cur.execute(
-                store.sql("SELECT seq, run_id FROM events WHERE seq IN (" + ", ".join("?" * len(rows)) + ")"),
-                [int(r[0]) for r in rows],
-            )
-            candidates = [(int(seq), run_id) for seq, run_id in cur.fetchall() if seq <= up_to_seq]
+            candidates = [(int(seq), run_id) for seq, _, run_id in rows if int(seq) <= up_to_seq]
             runs = sorted({run_id for _, run_id in candidates if run_id is not None})
             kept: set[str] = set()
             for start in range(0, len(runs), 500):
@@ -87,6 +83,13 @@ def count_doomed(store: EventStore, dead_letter_cutoff: str) -> Doomed:
         )
         (letters,) = cur.fetchone()
     return Doomed(int(events), int(runs), int(generic), int(letters))
+
+
+def count_held(store: EventStore, checkpoint: int) -> int:
+    """How many of the listed events the model holds (seq <= the pipeline's checkpoint)."""
+    with store.transaction() as cur:
+        cur.execute(store.sql(f"SELECT COUNT(*) FROM {DOOMED} WHERE seq <= ?"), (checkpoint,))
+        return int(cur.fetchone()[0])
 
 
 def delete_doomed(store: EventStore, dead_letter_cutoff: str) -> None:
