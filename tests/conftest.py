@@ -32,6 +32,26 @@ SPEC_DIR = Path(os.environ.get("HEADWATER_SPEC_DIR", REPO.parent / "shared" / "o
 BACKENDS = ["sqlite", "postgresql"]
 
 
+def _weight(item: pytest.Item) -> int:
+    if item.get_closest_marker("xdist_group"):
+        return 0
+    if "spark" in getattr(item, "fixturenames", ()) or item.get_closest_marker("slow"):
+        return 1
+    return 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long tests first (stable order otherwise): under pytest-xdist they start early and the run
+    ends on short ones, instead of one worker finishing a queue of long tests while the other
+    idles. The web UI's tests share one live server built with the pipeline: one group, so one
+    worker builds it (`--dist loadgroup`)."""
+    for item in items:
+        if item.path.parent.name == "ui":
+            item.add_marker(pytest.mark.xdist_group("ui"))
+    items.sort(key=_weight)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

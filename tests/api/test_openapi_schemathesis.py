@@ -20,6 +20,8 @@ from headwater.store import open_store
 from tests.api.model_fixture import fill_model
 from tests.conftest import LiveServer
 
+pytestmark = pytest.mark.slow  # long: started first under xdist (tests/conftest.py)
+
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 EXAMPLES = 10  # per operation and phase: under a minute a backend

@@ -18,11 +18,15 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from headwater.config import Settings
 from headwater.ingest.kafka import group_lag
 from headwater.store import open_store
 from tests.ingest.conftest import FAST_GROUP_OPTIONS, Broker
 from tests.ingest.kafka_helpers import RecordingKafkaTransport, expected_ids, run_events, wait_for
+
+pytestmark = pytest.mark.slow  # long: started first under xdist (tests/conftest.py)
 
 SIGKILL_EVENTS = int(os.environ.get("HEADWATER_TEST_KAFKA_EVENTS", "100000"))
 

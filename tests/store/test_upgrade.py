@@ -42,6 +42,8 @@ from tests.factories import run_event
 from tests.pipeline.conftest import spark
 from tests.query.lineage_graph import DAY2, RUNS, events
 
+pytestmark = pytest.mark.slow  # long: started first under xdist (tests/conftest.py)
+
 __all__ = ["spark"]
 
 PREVIOUS_RELEASE = 5
