@@ -6,6 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from headwater.cli_pipeline import daily_retention
+from headwater.config import Settings
 from headwater.store.base import EventStore
 from tests.pipeline.test_pipeline import ingest, query
 from tests.test_cli import cli
@@ -55,3 +57,19 @@ def test_retention_from_the_command_line(store: EventStore, database_url: str) -
     assert bad.exit_code == 2 and "'soon' is not an age" in bad.output
     missing = cli("retention", "--database-url", database_url)
     assert missing.exit_code == 2 and "--older-than" in missing.output
+
+
+def test_the_continuous_pipeline_applies_retention_days_once_a_day(
+    store: EventStore, database_url: str
+) -> None:
+    old, recent = str(uuid.uuid4()), str(uuid.uuid4())
+    ingest(store, [run_event(old, "COMPLETE", "2020-01-01T00:00:00Z")])
+    after_pass = daily_retention(Settings(database_url=database_url, retention_days=30), store, runner=None)
+    after_pass(None)  # the store has no published model yet: no Spark needed
+    assert query(store, "SELECT run_id FROM events") == []
+    ingest(store, [run_event(recent, "COMPLETE", "2020-01-02T00:00:00Z")])
+    after_pass(None)  # retention ran less than a day ago
+    assert query(store, "SELECT run_id FROM events") == [(recent,)]
+    never = daily_retention(Settings(database_url=database_url), store, runner=None)  # 0 days
+    never(None)
+    assert query(store, "SELECT run_id FROM events") == [(recent,)]

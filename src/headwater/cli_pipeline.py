@@ -140,8 +140,9 @@ def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None
 
 
 def daily_retention(settings: Settings, store: Any, runner: Any) -> Any:
-    """The continuous pipeline's pass hook that applies `retention_days` once a day; a failed
-    retention is logged and tried again after the next pass."""
+    """The continuous pipeline's pass hook that applies `retention_days` once a day. A failed
+    retention is logged and tried again after the next pass: it never stops the pipeline (or
+    `headwater up`'s server)."""
     import logging
 
     from headwater.pipeline.retention import retain_daily
@@ -151,5 +152,7 @@ def daily_retention(settings: Settings, store: Any, runner: Any) -> Any:
             retain_daily(settings.retention_days, store, lambda: runner)
         except HeadwaterError as exc:
             logging.getLogger("headwater.retention").warning("retention failed: %s", exc.message)
+        except Exception:  # a store or Spark failure: the next pass tries again
+            logging.getLogger("headwater.retention").exception("retention failed")
 
     return after_pass
