@@ -29,6 +29,7 @@ from headwater.cli_pipeline import (
     interval_option,
     open_pipeline,
     pipeline,
+    stopping_on_signals,
     with_pipeline_options,
 )
 from headwater.cli_retention import retention
@@ -562,25 +563,25 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     env.pop("HEADWATER_CONFIG", None)
     server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
     store, spark, runner = open_pipeline(settings, quiet=True)
-    stop = threading.Event()
+    stop, died = threading.Event(), threading.Event()
     retain = daily_retention(settings, store, runner)
 
     def watch_server(result: Any) -> None:
         retain(result)
-        if server.poll() is not None:  # the server died: stop the pipeline too
+        if server.poll() is not None and not stop.is_set():  # the server died: stop the pipeline too
             click.echo(f"the server exited with status {server.returncode}", err=True)
+            died.set()
             stop.set()
 
     try:
-        runner.continuous(settings.pipeline_interval, stop, on_pass=watch_server)
-    except KeyboardInterrupt:
-        click.echo("stopping", err=True)
+        with stopping_on_signals(spark, stop):
+            runner.continuous(settings.pipeline_interval, stop, on_pass=watch_server)
     finally:
         server.terminate()
         server.wait(timeout=15)
         spark.stop()
         store.close()
-    if stop.is_set():  # the server had died
+    if died.is_set():
         sys.exit(1)
 
 

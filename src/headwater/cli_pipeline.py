@@ -3,6 +3,10 @@ opening of a pipeline that `headwater up` shares."""
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -109,7 +113,11 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
     try:
         if continuous:
             click.echo(f"pipeline: a pass every {settings.pipeline_interval:g} s; Ctrl-C stops", err=True)
-            runner.continuous(settings.pipeline_interval, on_pass=daily_retention(settings, store, runner))
+            stop = threading.Event()
+            with stopping_on_signals(spark, stop):
+                runner.continuous(
+                    settings.pipeline_interval, stop, on_pass=daily_retention(settings, store, runner)
+                )
         else:
             click.echo(_describe_pass(runner.run_once()))
     except KeyboardInterrupt:
@@ -156,3 +164,34 @@ def daily_retention(settings: Settings, store: Any, runner: Any) -> Any:
             logging.getLogger("headwater.retention").exception("retention failed")
 
     return after_pass
+
+
+@contextmanager
+def stopping_on_signals(spark: Any, stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) during a continuous pipeline: the running Spark jobs are cancelled and
+    the loop stops; the pass in flight publishes nothing (each batch commits with its checkpoint,
+    so the next start carries on). A second Ctrl-C leaves at once. Failures of the cancelled pass
+    are the stop, not errors."""
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        click.echo("stopping (Ctrl-C again to leave at once)", err=True)
+        stop.set()
+        # from another thread: this one may be inside a call to the JVM on the same connection
+        threading.Thread(target=spark.sparkContext.cancelAllJobs, daemon=True).start()
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+        if stop.is_set():
+            click.echo("stopped", err=True)
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    except Exception:
+        if not stop.is_set():
+            raise
+        click.echo("stopped during a pass: the next start carries on from the checkpoint", err=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

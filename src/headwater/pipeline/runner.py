@@ -183,8 +183,9 @@ class Pipeline:
         return waiting, -(-waiting // self.batch_events)
 
     # -- passes ----------------------------------------------------------------------------------
-    def run_once(self) -> PassResult:
-        """Process every event above the checkpoint, in bounded batches, then the graph."""
+    def run_once(self, stop: threading.Event | None = None) -> PassResult:
+        """Process every event above the checkpoint, in bounded batches, then the graph; with
+        `stop` set, no further batch starts (what is published stays consistent)."""
         result = PassResult()
         started = time.perf_counter()
         with pipeline_lock(self.store):
@@ -192,12 +193,12 @@ class Pipeline:
             checkpoint, graph_checkpoint = publish.read_state(self.store)
             high = self.store.last_seq()
             own = self.reporter.is_own_range(checkpoint, high) if self.reporter else False
-            while checkpoint < high:
+            while checkpoint < high and not (stop and stop.is_set()):
                 upper = min(checkpoint + self.batch_events, high)
                 self._batch(checkpoint, upper, result)
                 checkpoint = upper
             checkpoint, graph_checkpoint = publish.read_state(self.store)
-            if graph_checkpoint < checkpoint:
+            if graph_checkpoint < checkpoint and not (stop and stop.is_set()):
                 self._graph(checkpoint, result)
         result.checkpoint = checkpoint
         result.seconds = time.perf_counter() - started
@@ -220,7 +221,7 @@ class Pipeline:
         """Pass after pass, `interval` seconds apart, until `stop` is set."""
         stop = stop or threading.Event()
         while not stop.is_set():
-            result = self.run_once()
+            result = self.run_once(stop)
             if on_pass:
                 on_pass(result)
             if result.batches:

@@ -1,0 +1,38 @@
+"""Ctrl-C stops `headwater pipeline run --continuous` cleanly, even in the middle of a pass: exit 0,
+a message instead of py4j tracebacks, and the checkpoint where a whole batch left it."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import orjson
+
+from headwater.demo.lineage import demo_events
+from headwater.events.validate import validate_event
+from headwater.pipeline.publish import read_state
+from headwater.store import open_store
+from tests.pipeline.test_pipeline import _run_cli
+
+
+def test_ctrl_c_in_the_middle_of_a_pass_stops_cleanly(tmp_path: object) -> None:
+    url = f"sqlite:///{tmp_path}/signals.db"
+    store = open_store(url)
+    docs = demo_events()
+    store.append([validate_event(d, orjson.dumps(d)) for d in docs], "2026-11-25T00:00:00.0000000Z")
+    process = _run_cli(url, "--continuous", "--batch-events", "40")  # several batches: a long pass
+    try:
+        deadline = time.monotonic() + 300
+        while read_state(store)[0] == 0 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)  # until the first batch is published: the pass goes on
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    text = output.decode()
+    assert process.returncode == 0, text[-3000:]
+    assert "stopped" in text and "Traceback" not in text, text[-3000:]
+    checkpoint, _ = read_state(store)
+    assert checkpoint > 0 and (checkpoint % 40 == 0 or checkpoint == store.last_seq())
+    store.close()
