@@ -17,7 +17,8 @@ serialization.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 import orjson
@@ -84,6 +85,7 @@ Verdict = tuple[orjson.Fragment, tuple[str, ...]]  # canonical bytes, reasons th
 # the bytes of its `parent` facet if it has one.
 ContainerVerdict = tuple[orjson.Fragment, tuple[tuple[str, tuple[str, ...]], ...], bytes | None]
 _Key = tuple[bool, bool, bytes]  # (a container?, may its facets carry _deleted?, exact bytes)
+_V = TypeVar("_V")
 _SEEN_MAX = 200_000
 
 
@@ -107,24 +109,18 @@ class FacetVerdicts:
         self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
 
     def container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
-        key = (True, kind in _DELETABLE, raw)
-        found: ContainerVerdict | None = self._young.get(key)
-        if found is None:
-            found = self._old.get(key)
-            if found is None:
-                found = self._judge_container(raw, kind)
-                if not self._seen_before(key):
-                    return found
-            self._keep(key, found)
-        return found
+        return self._cached((True, kind in _DELETABLE, raw), lambda: self._judge_container(raw, kind))
 
     def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
-        key = (False, kind in _DELETABLE, raw)
-        found: Verdict | None = self._young.get(key)
+        return self._cached((False, kind in _DELETABLE, raw), lambda: self._judge(raw, kind))
+
+    def _cached(self, key: _Key, judge: Callable[[], _V]) -> _V:
+        """The remembered verdict of `key`, else `judge()`'s, remembered from its second sighting."""
+        found: _V | None = self._young.get(key)
         if found is None:
             found = self._old.get(key)
             if found is None:
-                found = self._judge(raw, kind)
+                found = judge()
                 if not self._seen_before(key):
                     return found
             self._keep(key, found)
