@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from importlib import resources
 from typing import Any
 
 PRODUCER = "https://github.com/example/headwater-tests/v1"
@@ -57,3 +58,10 @@ def run_event(
         "producer": PRODUCER,
         "schemaURL": SCHEMA,
     }
+
+
+def migration_versions() -> list[int]:
+    """The schema versions the migrations folder holds, in order (the same for both backends)."""
+    folder = resources.files("headwater.store.sqlite.migrations")
+    names = [entry.name for entry in folder.iterdir() if entry.name.endswith(".sql")]
+    return sorted(int(name.split("_", 1)[0]) for name in names)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwater.store.deletions_sql import visible
+from headwater.store.in_force_sql import facets_in_force
 from headwater.store.model_rows import (
     DatasetRef,
     DatasetVersionRow,
@@ -26,13 +27,6 @@ from headwater.store.model_rows import (
 from headwater.store.sql_reads import SqlReads
 
 _SOURCE = "SELECT name, uri, created_at, updated_at FROM sources"
-# Facet assertions of one node in force at time ?: no later assertion of the same facet by then.
-_FACETS_AT = (
-    "SELECT f.name, v.value FROM {table} f JOIN facet_values v ON v.hash = f.value_hash "
-    "WHERE f.node_id = ? AND f.valid_from <= ? AND f.deleted = 0 AND NOT EXISTS "
-    "(SELECT 1 FROM {table} g WHERE g.node_id = f.node_id AND g.name = f.name AND g.valid_from <= ? "
-    "AND (g.valid_from > f.valid_from OR (g.valid_from = f.valid_from AND g.seq > f.seq))) ORDER BY f.name"
-)
 _DATASET_VERSION = (
     "SELECT dv.version_id, d.namespace, d.name, d.source_name, dv.version_label, dv.lifecycle, "
     "dv.created_at, dv.schema_hash, dv.created_by_run, d.node_id FROM dataset_versions dv "
@@ -120,8 +114,9 @@ class CatalogSql(SqlReads):
     def _facets_at(self, cur: Any, table: str, node_id: str, time: str | None) -> tuple[Facet, ...]:
         if time is None:
             return ()
-        cur.execute(self._sql(_FACETS_AT.format(table=table)), (node_id, time, time))
-        return tuple(Facet(name, value) for name, value in cur.fetchall())
+        query = facets_in_force(table, time)
+        rows = self._chunked(cur, query.sql, [node_id], *query.after)
+        return tuple(Facet(name, value) for _node, name, value in rows)
 
     def _schema_fields(self, cur: Any, schema_hashes: Sequence[str]) -> dict[str, list[FieldRow]]:
         """The fields of each schema, in their order."""

@@ -25,24 +25,13 @@ from headwater.store.graph import (
     RunLink,
     UltimateEnd,
 )
+from headwater.store.in_force_sql import facet_in_force
 
 # The job version in force at time ? for the job in column `{job}`.
 _VERSION_AT = (
     "(SELECT r.job_version FROM runs r WHERE r.job_node_id = {job} AND r.first_event_time <= ? "
     "ORDER BY r.first_event_time DESC, r.run_id DESC LIMIT 1)"
 )
-# The facet assertion of `f` in force (now, or by time ?): no later assertion of the same facet.
-_LATEST_FACET = (
-    "NOT EXISTS (SELECT 1 FROM dataset_facets g WHERE g.node_id = f.node_id AND g.name = f.name "
-    "{bound}AND (g.valid_from > f.valid_from OR (g.valid_from = f.valid_from AND g.seq > f.seq)))"
-)
-
-
-def _latest_facet(as_of: str | None) -> tuple[str, list[Any]]:
-    """The condition (and its parameters) that keeps only the assertion of `f` in force."""
-    if as_of is None:
-        return _LATEST_FACET.format(bound=""), []
-    return "f.valid_from <= ? AND " + _LATEST_FACET.format(bound="AND g.valid_from <= ? "), [as_of, as_of]
 
 
 def _split(node_ids: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -312,12 +301,9 @@ class GraphSql(DeletionsSql):
     # -- column lineage --------------------------------------------------------------------------
     def _lineage_facets(self, cur: Any, names: Sequence[str], as_of: str | None) -> list[tuple[str, str]]:
         """(dataset name, columnLineage facet hash) in force for the given dataset names."""
-        latest, params = _latest_facet(as_of)
-        query = (
-            "SELECT f.node_id, f.value_hash FROM dataset_facets f WHERE f.name = 'columnLineage' "
-            f"AND f.deleted = 0 AND f.value_hash IS NOT NULL AND {latest} AND f.node_id IN ({{marks}})"
-        )
-        return [(str(node), str(facet)) for node, facet in self._chunked(cur, query, names, before=params)]
+        query = facet_in_force("dataset_facets", "columnLineage", as_of, value=False)
+        rows = self._chunked(cur, query.sql, names, before=query.before)
+        return [(str(node), str(facet)) for node, facet in rows]
 
     def column_edges(
         self, fields: Sequence[FieldRef], direction: Direction, *, as_of: str | None
@@ -372,14 +358,17 @@ class GraphSql(DeletionsSql):
         rows = [row for row in self._chunked(cur, query, list(names)) if (names[row[2]], row[3]) in wanted]
         if not rows:
             return []
-        latest, params = _latest_facet(as_of)
+        # the datasets that ever asserted one of these facets, then those that still do
+        hashes = {row[0] for row in rows}
         query = (
-            "SELECT f.node_id, f.value_hash FROM dataset_facets f WHERE f.name = 'columnLineage' "
-            f"AND {latest} AND f.deleted = 0 AND f.value_hash IN ({{marks}})"
+            "SELECT DISTINCT f.node_id FROM dataset_facets f "
+            "WHERE f.name = 'columnLineage' AND f.value_hash IN ({marks})"
         )
+        asserted = [node for (node,) in self._chunked(cur, query, list(hashes))]
         owners: dict[str, set[str]] = {}
-        for node_id, facet in self._chunked(cur, query, [row[0] for row in rows], before=params):
-            owners.setdefault(facet, set()).add(node_id)
+        for node_id, facet in self._lineage_facets(cur, asserted, as_of):
+            if facet in hashes:
+                owners.setdefault(facet, set()).add(node_id)
         canonical = self._canonical(cur, [node for nodes in owners.values() for node in nodes])
         edges: dict[tuple[Any, ...], ColumnEdge] = {}
         level_targets: dict[str, list[str]] = {}
@@ -407,13 +396,9 @@ class GraphSql(DeletionsSql):
         self, cur: Any, dataset_ids: Sequence[str], as_of: str | None
     ) -> dict[str, list[SchemaField]]:
         names = self._names_of(cur, list(dataset_ids))
-        latest, params = _latest_facet(as_of)
-        query = (
-            "SELECT f.node_id, v.value FROM dataset_facets f JOIN facet_values v ON v.hash = f.value_hash "
-            f"WHERE f.name = 'schema' AND f.deleted = 0 AND {latest} AND f.node_id IN ({{marks}})"
-        )
+        query = facet_in_force("dataset_facets", "schema", as_of)
         found: dict[str, list[SchemaField]] = {}
-        for node_id, value in self._chunked(cur, query, list(names), before=params):
+        for node_id, value in self._chunked(cur, query.sql, list(names), before=query.before):
             canonical, fields = names[node_id], facet_fields(value)
             if canonical in found:  # another name merged into the same dataset: its new fields
                 known = {path for path, *_ in found[canonical]}

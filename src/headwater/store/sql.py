@@ -16,6 +16,7 @@ from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
 from headwater.store.catalog_sql import CatalogSql
 from headwater.store.deletions_sql import DeletionsSql, visible, visible_namespace
 from headwater.store.graph_sql import GraphSql
+from headwater.store.in_force_sql import facets_in_force
 from headwater.store.model_rows import (
     DatasetRef,
     DatasetRow,
@@ -64,11 +65,6 @@ _RUN_COLUMNS = (
     "r.last_event_time"
 )
 _RUN_ORDER = "COALESCE(r.started_at, r.first_event_time) DESC, r.run_id DESC"
-_CURRENT_FACETS = (
-    "SELECT node_id, name, value FROM {view} "
-    "WHERE node_id IN ({marks}) AND valid_to IS NULL AND deleted = 0 AND value IS NOT NULL "
-    "ORDER BY node_id, name"
-)
 
 
 def _row_to_event(row: Sequence[Any]) -> StoredEvent:
@@ -382,9 +378,10 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             cur.fetchone()
 
     # -- the lineage model (read only; the pipeline writes it) ------------------------------------
-    def _current_facets(self, cur: Any, view: str, node_ids: Sequence[str]) -> dict[str, list[Facet]]:
+    def _current_facets(self, cur: Any, table: str, node_ids: Sequence[str]) -> dict[str, list[Facet]]:
         facets: dict[str, list[Facet]] = {}
-        for node_id, name, value in self._chunked(cur, _CURRENT_FACETS.replace("{view}", view), node_ids):
+        query = facets_in_force(table, None)
+        for node_id, name, value in self._chunked(cur, query.sql, node_ids, *query.after):
             facets.setdefault(node_id, []).append(Facet(name, value))
         return facets
 
@@ -406,7 +403,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         return NamespaceRow(*row) if row else None
 
     def _datasets(self, cur: Any, rows: list[Any]) -> list[DatasetRow]:
-        facets = self._current_facets(cur, "dataset_facet_history", [row[0] for row in rows])
+        facets = self._current_facets(cur, "dataset_facets", [row[0] for row in rows])
         fields = self._schema_fields(cur, [row[8] for row in rows if row[8] is not None])
         tags = self._tags_of(cur, "dataset_tags", [row[0] for row in rows])
         field_tags = self._field_tags_of(cur, [row[0] for row in rows])
@@ -486,7 +483,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
 
     def _jobs(self, cur: Any, rows: list[Any]) -> list[JobRow]:
         node_ids = [row[0] for row in rows]
-        facets = self._current_facets(cur, "job_facet_history", node_ids)
+        facets = self._current_facets(cur, "job_facets", node_ids)
         io: dict[str, tuple[list[DatasetRef], list[DatasetRef]]] = {}
         query = (
             "SELECT io.version_id, io.direction, d.namespace, d.name FROM job_version_io io "
@@ -498,12 +495,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         ):
             inputs, outputs = io.setdefault(version_id, ([], []))
             (inputs if direction == "input" else outputs).append(DatasetRef(namespace, name))
-        query = (
-            f"SELECT * FROM (SELECT {_RUN_COLUMNS}, ROW_NUMBER() OVER (PARTITION BY r.job_node_id "
-            f"ORDER BY {_RUN_ORDER}) AS newest FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
-            f"WHERE r.job_node_id IN ({{marks}})) AS t WHERE newest <= {LATEST_RUNS}"
-        )
-        latest = self._chunked(cur, query, node_ids)
+        latest = self._newest_runs(cur, node_ids)
         latest_ids = {row[0] for row in latest}
         missing = [row[6] for row in rows if row[6] is not None and row[6] not in latest_ids]
         if missing:
@@ -576,10 +568,36 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             found = self._jobs(cur, cur.fetchall())
         return found[0] if found else None
 
+    def _newest_runs(self, cur: Any, node_ids: Sequence[str]) -> list[Any]:
+        """The LATEST_RUNS newest runs of each job, each row ending with its rank (1: newest).
+        A job at a time, so each reads the few newest entries of the index runs_by_job_newest
+        whatever the number of its runs."""
+        one_job = (
+            f"SELECT * FROM (SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
+            f"WHERE r.job_node_id = ? ORDER BY {_RUN_ORDER} LIMIT {LATEST_RUNS}) AS t{{n}}"
+        )
+        rows: list[Any] = []
+        unique = list(dict.fromkeys(node_ids))
+        for start in range(0, len(unique), 50):
+            chunk = unique[start : start + 50]
+            query = " UNION ALL ".join(one_job.format(n=n) for n in range(len(chunk)))
+            cur.execute(self._sql(query), chunk)
+            rows += cur.fetchall()
+        by_job: dict[tuple[str, str], list[Any]] = {}
+        for row in rows:
+            by_job.setdefault((row[1], row[2]), []).append(row)
+        ranked: list[Any] = []
+        for runs in by_job.values():  # _RUN_ORDER: COALESCE(started_at, first_event_time), run_id
+            runs.sort(key=lambda row: (row[5] or row[13], row[0]), reverse=True)
+            ranked += [(*row, rank) for rank, row in enumerate(runs, 1)]
+        return ranked
+
     def list_runs(self, namespace: str, job: str, *, limit: int, offset: int) -> list[RunRow]:
+        # the job's node id first, so that its runs are read newest first from runs_by_job_newest
         query = (
             f"SELECT {_RUN_COLUMNS} FROM runs r JOIN jobs j ON j.node_id = r.job_node_id "
-            f"WHERE j.namespace = ? AND j.name = ? ORDER BY {_RUN_ORDER} LIMIT ? OFFSET ?"
+            "WHERE r.job_node_id = (SELECT node_id FROM jobs WHERE namespace = ? AND name = ?) "
+            f"ORDER BY {_RUN_ORDER} LIMIT ? OFFSET ?"
         )
         with self._reading() as cur:
             cur.execute(self._sql(query), (namespace, job, limit, offset))
@@ -646,15 +664,12 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         return {run.run_id: run for run in self._runs(cur, self._chunked(cur, query, run_ids))}
 
     def run_job_facets(self, run_id: str) -> list[Facet] | None:
-        query = (
-            "SELECT h.name, h.value FROM runs r JOIN job_facet_history h ON h.node_id = r.job_node_id "
-            "WHERE r.run_id = ? AND h.valid_from <= r.last_event_time "
-            "AND (h.valid_to IS NULL OR h.valid_to > r.last_event_time) "
-            "AND h.deleted = 0 AND h.value IS NOT NULL ORDER BY h.name"
-        )
         with self._reading() as cur:
-            cur.execute(self._sql("SELECT 1 FROM runs WHERE run_id = ?"), (run_id,))
-            if cur.fetchone() is None:
-                return None
+            query = "SELECT job_node_id, last_event_time FROM runs WHERE run_id = ?"
             cur.execute(self._sql(query), (run_id,))
-            return [Facet(name, value) for name, value in cur.fetchall()]
+            run = cur.fetchone()
+            if run is None:
+                return None
+            in_force = facets_in_force("job_facets", run[1])  # the job's facets as the run last saw them
+            rows = self._chunked(cur, in_force.sql, [run[0]], *in_force.after)
+            return [Facet(name, value) for _node, name, value in rows]

@@ -8,17 +8,13 @@ from typing import Any
 
 from headwater.events.schema_fields import facet_fields
 from headwater.store.generic import GenericTagRow
+from headwater.store.in_force_sql import facet_in_force
 from headwater.store.sql_reads import SqlReads
 from headwater.store.vertical import FoundNode, RunRef
 
 _RUN = (
     "SELECT r.run_id, r.job_node_id, j.namespace, r.state, r.started_at, r.first_event_time, "
     "r.parent_run_id, r.root_run_id FROM runs r LEFT JOIN jobs j ON j.node_id = r.job_node_id"
-)
-# The assertion `f` of a facet in force (now, or by time ?): no later assertion of it (by then).
-_IN_FORCE = (
-    "NOT EXISTS (SELECT 1 FROM {table} g WHERE g.node_id = f.node_id AND g.name = f.name {bound}"
-    "AND (g.valid_from > f.valid_from OR (g.valid_from = f.valid_from AND g.seq > f.seq)))"
 )
 _MATCH = "LOWER({column}) LIKE ? ESCAPE '\\'"
 _NAMED = {  # node type → (query of the names, ending where the pattern's condition goes; node id prefix)
@@ -39,14 +35,6 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def _in_force(table: str, as_of: str | None) -> tuple[str, list[Any]]:
-    """The condition (and its parameters) keeping only the assertion of `f` in force."""
-    if as_of is None:
-        return _IN_FORCE.format(table=table, bound=""), []
-    condition = _IN_FORCE.format(table=table, bound="AND g.valid_from <= ? ")
-    return f"f.valid_from <= ? AND {condition}", [as_of, as_of]
-
-
 def _run(row: Sequence[Any]) -> RunRef:
     return RunRef(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
 
@@ -58,16 +46,9 @@ class VerticalSql(SqlReads):
         found: dict[str, str] = {}
         with self._reading() as cur:
             for table, prefix in (("dataset_facets", "dataset:"), ("job_facets", "job:")):
-                condition, params = _in_force(table, as_of)
-                query = (
-                    f"SELECT f.node_id, f.deleted, v.value FROM {table} f "
-                    "LEFT JOIN facet_values v ON v.hash = f.value_hash "
-                    f"WHERE f.name = ? AND {condition} AND f.node_id IN ({{marks}})"
-                )
+                query = facet_in_force(table, facet, as_of)
                 keys = [n for n in node_ids if n.startswith(prefix)]
-                for node_id, deleted, value in self._chunked(cur, query, keys, before=[facet, *params]):
-                    if not deleted and value is not None:
-                        found[node_id] = value
+                found.update(self._chunked(cur, query.sql, keys, before=query.before))
         return found
 
     def dataset_names(self, node_id: str) -> list[tuple[str, str | None]]:
@@ -205,16 +186,14 @@ class VerticalSql(SqlReads):
         SQL can only narrow them down to those holding the text; the paths are matched here, over
         batches, keeping the first `limit` (by path and canonical dataset) as it goes."""
         text = name.lower()
-        condition, _ = _in_force("dataset_facets", None)
+        schemas = facet_in_force("dataset_facets", "schema", None, every=True)
         query = (
-            "SELECT COALESCE(a.canonical_id, f.node_id), v.value FROM dataset_facets f "
-            "JOIN facet_values v ON v.hash = f.value_hash "
-            "LEFT JOIN dataset_aliases a ON a.node_id = f.node_id "
-            f"WHERE f.name = 'schema' AND f.deleted = 0 AND {condition}"
+            f"SELECT COALESCE(a.canonical_id, s.node_id), s.value FROM ({schemas.sql}) s "
+            "LEFT JOIN dataset_aliases a ON a.node_id = s.node_id"
         )
-        params: list[Any] = []
+        params: list[Any] = list(schemas.before)
         if text.isascii() and '"' not in text and "\\" not in text:  # spelt the same inside JSON
-            query += f" AND {_MATCH.format(column='v.value')}"
+            query += f" WHERE {_MATCH.format(column='s.value')}"
             params.append(_like(text))
         kept: dict[tuple[str, str], str | None] = {}  # (path, dataset id) → field type
         cur.execute(self._sql(query), params)
