@@ -16,23 +16,46 @@ def db() -> None:
 
 @db.command()
 @database_option
+@click.option("--no-convert", is_flag=True, help="Apply the migrations only; convert the events later.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def upgrade(ctx: click.Context, database_url: str | None) -> None:
-    """Apply the schema migrations not applied yet (serve and ingest also do this on start)."""
+def upgrade(ctx: click.Context, database_url: str | None, no_convert: bool, quiet: bool) -> None:
+    """Apply the schema migrations not applied yet, then convert older events.
+
+    Serve and ingest also apply the migrations on start, but only this converts the events stored
+    before facets were kept once: 2,000 events to a transaction, with a progress bar; interrupted,
+    it goes on where it stopped when run again. A store serves while it is converted, and serves
+    a half-converted store as well."""
+    from tqdm import tqdm
+
     from headwater.store import open_store
+    from headwater.store.facet_conversion import convert_store, pending_conversion
 
     settings = command_settings(ctx, database_url=database_url)
     try:
         store = open_store(settings.database_url, migrate=False)
-        applied = store.migrate()
-        version = store.schema_version()
-        store.close()
+        try:
+            applied = store.migrate()
+            version = store.schema_version()
+            if applied:
+                click.echo(f"applied migrations {', '.join(map(str, applied))}; schema version {version}")
+            else:
+                click.echo(f"schema is up to date (version {version})")
+            if no_convert:
+                return
+            pending = pending_conversion(store)
+            if pending:
+                with tqdm(total=pending, unit="event", disable=quiet, desc="convert") as bar:
+
+                    def advance(events: int) -> None:
+                        bar.update(events)
+
+                    split = convert_store(store, progress=advance)
+                click.echo(f"converted {split:,} event(s): each distinct facet value is kept once")
+        finally:
+            store.close()
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
-    if applied:
-        click.echo(f"applied migrations {', '.join(map(str, applied))}; schema version {version}")
-    else:
-        click.echo(f"schema is up to date (version {version})")
 
 
 @db.command()

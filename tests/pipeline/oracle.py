@@ -32,10 +32,13 @@ class Expected:
 
 
 def stored_events(store: EventStore) -> list[tuple[int, str, dict[str, Any], list[str]]]:
-    """(seq, eventTime as stored, payload, untrusted facet paths) of every stored event."""
+    """(seq, eventTime as stored, payload, untrusted facet paths) of every stored event, whole (the
+    store keeps each facet value once: the rows hold the events' cores)."""
     with store.transaction() as cur:
-        cur.execute("SELECT seq, event_time, payload, untrusted_facets FROM events ORDER BY seq")
-        return [(int(s), str(tm), orjson.loads(p), orjson.loads(u or "[]")) for s, tm, p, u in cur.fetchall()]
+        cur.execute("SELECT COUNT(*) FROM events")
+        count = int(cur.fetchone()[0])
+    found = store.list_events(after_time=None, before_time=None, descending=False, limit=count, offset=0)
+    return sorted((e.seq, e.event_time, orjson.loads(e.payload), list(e.untrusted_facets)) for e in found)
 
 
 def _components(pairs: set[tuple[str, str]]) -> dict[str, str]:

@@ -62,11 +62,33 @@ def test_a_version_1_store_is_upgraded_keeping_its_events(database_url: str) -> 
             )
             store._run_script(cur, script)  # type: ignore[attr-defined]
             cur.execute(store._sql("INSERT INTO schema_migrations VALUES (1, '0001_events', ?)"), (RECEIVED,))  # type: ignore[attr-defined]
-        event = validate_event(run_event())
-        assert store.append([event], RECEIVED) == [True]
+            # an event as that release wrote it (whole payload)
+            event = validate_event(run_event())
+            cur.execute(
+                store._sql(  # type: ignore[attr-defined]
+                    "INSERT INTO events (event_id, kind, run_id, root_run_id, event_type, event_time, "
+                    "job_namespace, job_name, producer, received_at, content_hash, payload) "
+                    "VALUES (?, 'run', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
+                (
+                    event.event_id,
+                    event.run_id,
+                    event.root_run_id,
+                    event.event_type,
+                    event.event_time,
+                    event.job_namespace,
+                    event.job_name,
+                    event.producer,
+                    RECEIVED,
+                    event.content_hash,
+                    event.payload,
+                ),
+            )
         assert store.schema_version() == 1
         assert store.migrate() == migration_versions()[1:]
-        assert store.get_event(event.event_id) is not None
+        stored = store.get_event(event.event_id)
+        assert stored is not None and stored.payload == event.payload
+        assert store.append([event], RECEIVED) == [False]  # the same event, once
         assert store.add_dead_letters([letter(1)]) == 1
     finally:
         store.close()

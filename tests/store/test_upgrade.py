@@ -41,6 +41,7 @@ from tests.conftest import BACKENDS
 from tests.factories import run_event
 from tests.pipeline.conftest import spark
 from tests.query.lineage_graph import DAY2, RUNS, events
+from tests.store.whole_payloads import store_whole
 
 pytestmark = pytest.mark.slow  # long: started first under xdist (tests/conftest.py)
 
@@ -132,9 +133,14 @@ def databases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databa
     made.drop()
 
 
-def _fill(store: EventStore) -> None:
-    """What a store of the previous release holds besides the model: the events, dead letters."""
-    store.append([validate_event(doc, orjson.dumps(doc)) for doc in events()], RECEIVED)
+def _fill(store: EventStore, *, whole: bool = False) -> None:
+    """What a store of the previous release holds besides the model: the events (`whole`: as that
+    release wrote them, whole payloads), dead letters."""
+    validated = [validate_event(doc, orjson.dumps(doc)) for doc in events()]
+    if whole:
+        store_whole(store, validated, RECEIVED)
+    else:
+        store.append(validated, RECEIVED)
     store.add_dead_letters(
         [DeadLetter("openlineage.events", 0, 41, b"k", b"{not json", "not JSON: line 1", RECEIVED)]
     )
@@ -268,7 +274,7 @@ def test_upgrade_from_the_previous_release_serves_the_same_answers(
         current.set_tag("dataset:ns:b", "PII", field="x", tagged=True, now=RECEIVED)
 
         migrate_to(previous, PREVIOUS_RELEASE)
-        _fill(previous)
+        _fill(previous, whole=True)
         assert copy_model(current, previous) > 100
         previous.close()
 
@@ -276,9 +282,9 @@ def test_upgrade_from_the_previous_release_serves_the_same_answers(
         assert result.exit_code == 0, result.output
         newer = [v for v in migration_versions(databases.backend) if v > PREVIOUS_RELEASE]
         latest = max(newer)
-        assert result.stdout.strip() == (
-            f"applied migrations {', '.join(map(str, newer))}; schema version {latest}"
-        )
+        applied, converted = result.stdout.strip().splitlines()
+        assert applied == f"applied migrations {', '.join(map(str, newer))}; schema version {latest}"
+        assert converted.startswith("converted ")  # the events, each facet value kept once
         previous = open_store(previous.url, migrate=False)
         assert previous.schema_version() == latest
 

@@ -24,6 +24,7 @@ import msgspec
 import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
+from headwater.events.facet_refs import FacetValue, facet_hash
 from headwater.events.facets import FacetKind, facet_path, facet_reasons
 from headwater.events.ids import content_hash, event_id
 from headwater.events.model import EVENT_TYPES, Event
@@ -80,10 +81,15 @@ class _NotLean(Exception):
     """The event leaves the lean path for `validate_event`."""
 
 
-Verdict = tuple[orjson.Fragment, tuple[str, ...]]  # canonical bytes, reasons the facet breaks its rules
-# A container's canonical bytes, the (facet name, reasons) of each facet that breaks its rules, and
-# the bytes of its `parent` facet if it has one.
-ContainerVerdict = tuple[orjson.Fragment, tuple[tuple[str, tuple[str, ...]], ...], bytes | None]
+# canonical bytes, reasons the facet breaks its rules, and the hash with the canonical bytes (None
+# for a value that is not an object: such an event is stored whole)
+Verdict = tuple[orjson.Fragment, tuple[str, ...], tuple[str, bytes] | None]
+# (facet name, hash, canonical bytes, reasons) of each facet of a container, or None when one of
+# them is not an object
+_Refs = tuple[tuple[str, str, bytes, tuple[str, ...]], ...] | None
+# A container's canonical bytes, the (facet name, reasons) of each facet that breaks its rules,
+# the bytes of its `parent` facet if it has one, and its facets by hash.
+ContainerVerdict = tuple[orjson.Fragment, tuple[tuple[str, tuple[str, ...]], ...], bytes | None, _Refs]
 _Key = tuple[bool, bool, bytes]  # (a container?, may its facets carry _deleted?, exact bytes)
 _V = TypeVar("_V")
 _SEEN_MAX = 200_000
@@ -145,13 +151,24 @@ class FacetVerdicts:
             raise _NotLean from None
         canonical: dict[str, orjson.Fragment] = {}
         issues: list[tuple[str, tuple[str, ...]]] = []
+        refs: list[tuple[str, str, bytes, tuple[str, ...]]] | None = []
         for name, value in facets.items():
-            canonical[name], reasons = self.verdict(bytes(value), kind)
+            fragment, reasons, ref = self.verdict(bytes(value), kind)
+            canonical[name] = fragment
             if reasons:
                 issues.append((name, reasons))
+            if ref is None or refs is None:
+                refs = None
+            else:
+                refs.append((name, ref[0], ref[1], reasons))
         parent = facets.get("parent")
-        fragment = orjson.Fragment(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
-        return fragment, tuple(issues), None if parent is None else bytes(parent)
+        whole = orjson.Fragment(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
+        return (
+            whole,
+            tuple(issues),
+            None if parent is None else bytes(parent),
+            None if refs is None else tuple(refs),
+        )
 
     def _judge(self, raw: bytes, kind: FacetKind) -> Verdict:
         try:
@@ -160,7 +177,8 @@ class FacetVerdicts:
         except (orjson.JSONDecodeError, TypeError):  # 64-bit overflow and the like: the full path
             raise _NotLean from None
         self.checks += 1
-        return orjson.Fragment(canonical), tuple(facet_reasons(value, kind, remember=False))
+        ref = (facet_hash(canonical), canonical) if isinstance(value, dict) else None
+        return orjson.Fragment(canonical), tuple(facet_reasons(value, kind, remember=False)), ref
 
     def _keep(self, key: _Key, verdict: Any) -> None:
         with self._lock:
@@ -181,36 +199,48 @@ VERDICTS = FacetVerdicts()
 class _Judged:
     """Warnings and untrusted facet paths of one event, in the order `validate_event` finds them."""
 
-    __slots__ = ("untrusted", "warnings")
+    __slots__ = ("core", "untrusted", "values", "warnings")
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
         self.untrusted: list[str] = []
+        self.values: list[FacetValue] | None = []  # None: the event is stored whole
+        self.core: dict[str, Any] = {}  # the event with each facet replaced by its hash
 
     def facets(
         self, container: Facets | UnsetType, path: str, kind: FacetKind
-    ) -> tuple[orjson.Fragment, bytes | None] | None:
-        """The container's canonical bytes and its parent facet's, noting its warnings."""
+    ) -> tuple[orjson.Fragment, bytes | None, dict[str, str]] | None:
+        """The container's canonical bytes, its parent facet's, and its facets by hash, noting its
+        warnings and facet values."""
         if container is UNSET:
             return None
-        canonical, issues, parent = VERDICTS.container(bytes(container), kind)
+        canonical, issues, parent, refs = VERDICTS.container(bytes(container), kind)
         for name, reasons in issues:
             where = facet_path(path, name)
             self.warnings.extend(f"{where}: {reason}" for reason in reasons)
             self.untrusted.append(where)
-        return canonical, parent
+        hashes: dict[str, str] = {}
+        if refs is None:
+            self.values = None
+        elif self.values is not None:
+            for name, digest, value, reasons in refs:
+                hashes[name] = digest
+                self.values.append((facet_path(path, name), digest, value, reasons))
+        return canonical, parent, hashes
 
     def dataset(
         self, item: _Input | _Output, path: str, extra_key: str, extra: Facets | UnsetType, kind: FacetKind
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The dataset's canonical form and its core."""
         out: dict[str, Any] = {"namespace": item.namespace, "name": item.name}
+        core = dict(out)
         facets = self.facets(item.facets, f"{path}.facets", "dataset")
         if facets is not None:
-            out["facets"] = facets[0]
+            out["facets"], core["facets"] = facets[0], facets[2]
         extra_facets = self.facets(extra, f"{path}.{extra_key}", kind)
         if extra_facets is not None:
-            out[extra_key] = extra_facets[0]
-        return out
+            out[extra_key], core[extra_key] = extra_facets[0], extra_facets[2]
+        return out, core
 
 
 _PARENTS_MAX = 10_000
@@ -253,37 +283,45 @@ def _validate(raw: bytes) -> Event:
     ticks = parse_event_time(doc.eventTime)
     judged = _Judged()
     canonical: dict[str, Any] = {"eventTime": doc.eventTime, "producer": doc.producer}
+    core = dict(canonical)
     run_id = run.runId.lower()
     parent_run_id = root_run_id = None
     canonical_run: dict[str, Any] = {"runId": run.runId}
+    core["run"] = core_run = dict(canonical_run)
     run_facets = judged.facets(run.facets, "run.facets", "run")
     if run_facets is not None:
-        canonical_run["facets"], parent = run_facets
+        canonical_run["facets"], parent, core_run["facets"] = run_facets
         if parent is not None:
             parent_run_id, root_run_id = _parent_ids(parent)
     canonical["run"] = canonical_run
     job = doc.job
     canonical_job: dict[str, Any] = {"namespace": job.namespace, "name": job.name}
+    core["job"] = core_job = dict(canonical_job)
     job_facets = judged.facets(job.facets, "job.facets", "job")
     if job_facets is not None:
-        canonical_job["facets"] = job_facets[0]
+        canonical_job["facets"], _, core_job["facets"] = job_facets
     canonical["job"] = canonical_job
     if doc.inputs is not UNSET:
-        canonical["inputs"] = [
+        inputs = [
             judged.dataset(item, f"inputs[{i}]", "inputFacets", item.inputFacets, "input")
             for i, item in enumerate(doc.inputs)
         ]
+        canonical["inputs"] = [pair[0] for pair in inputs]
+        core["inputs"] = [pair[1] for pair in inputs]
     if doc.outputs is not UNSET:
-        canonical["outputs"] = [
+        outputs = [
             judged.dataset(item, f"outputs[{i}]", "outputFacets", item.outputFacets, "output")
             for i, item in enumerate(doc.outputs)
         ]
+        canonical["outputs"] = [pair[0] for pair in outputs]
+        core["outputs"] = [pair[1] for pair in outputs]
     if doc.eventType is not UNSET:
-        canonical["eventType"] = doc.eventType
+        canonical["eventType"] = core["eventType"] = doc.eventType
     if doc.schemaURL is not UNSET:
-        canonical["schemaURL"] = doc.schemaURL
+        canonical["schemaURL"] = core["schemaURL"] = doc.schemaURL
     try:
         digest = content_hash(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
+        stored_core = orjson.dumps(core).decode() if judged.values is not None else None
     except TypeError:  # a string orjson cannot write (a lone surrogate): the full path decides
         raise _NotLean from None
     return Event(
@@ -303,4 +341,6 @@ def _validate(raw: bytes) -> Event:
         payload=raw.decode(),
         warnings=tuple(judged.warnings),
         untrusted_facets=tuple(dict.fromkeys(judged.untrusted)),
+        core=stored_core,
+        facet_values=tuple(judged.values) if judged.values is not None else (),
     )

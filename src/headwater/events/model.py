@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from headwater.events.facet_refs import FacetValue
 
 EventKind = Literal["run", "dataset", "job"]
 EVENT_KINDS: tuple[EventKind, ...] = ("run", "dataset", "job")
@@ -30,3 +33,7 @@ class Event:
     payload: str  # the JSON as sent
     warnings: tuple[str, ...] = ()
     untrusted_facets: tuple[str, ...] = ()  # paths of facets that broke their published schema
+    # What the store keeps (events/facet_refs.py): the core, each facet replaced by its hash, and
+    # the facet values; None when the event is kept whole (`payload`).
+    core: str | None = None
+    facet_values: tuple[FacetValue, ...] = ()

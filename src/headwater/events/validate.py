@@ -14,6 +14,7 @@ from typing import Any
 
 from headwater.errors import InvalidEvent
 from headwater.events.decode import dumps
+from headwater.events.facet_refs import split_event
 from headwater.events.facets import FacetKind, check_facets
 from headwater.events.ids import content_hash, event_id
 from headwater.events.model import EVENT_TYPES, Event, EventKind
@@ -71,6 +72,7 @@ class _Checker:
         self.errors: list[str] = []
         self.warnings: list[str] = []
         self.untrusted: list[str] = []
+        self.reasons: dict[str, list[str]] = {}  # facet path → why it breaks its rules
 
     def fail(self, path: str, reason: str) -> None:
         self.errors.append(f"{path}: {reason}")
@@ -127,6 +129,7 @@ class _Checker:
             for issue in check_facets(container, f"{path}{key}", kind):
                 self.warnings.append(str(issue))
                 self.untrusted.append(issue.path)
+                self.reasons.setdefault(issue.path, []).append(issue.reason)
 
     def identity(self, parent: dict[str, Any], key: str, facet_kind: FacetKind) -> tuple[str, str] | None:
         entity = self.obj(parent, key, key, required=True)
@@ -270,6 +273,7 @@ def validate_event(doc: object, raw: bytes | None = None) -> Event:
         payload = raw.decode() if raw is not None else dumps(doc).decode()
     except UnicodeDecodeError:  # a body in another encoding is kept as its JSON value
         payload = dumps(doc).decode()
+    split = split_event(doc, lambda path, _value, _kind: check.reasons.get(path, ()))
     return Event(
         kind=kind,
         event_id=event_id(ticks, digest),
@@ -287,4 +291,6 @@ def validate_event(doc: object, raw: bytes | None = None) -> Event:
         payload=payload,
         warnings=tuple(check.warnings),
         untrusted_facets=tuple(dict.fromkeys(check.untrusted)),
+        core=split[0] if split else None,
+        facet_values=split[1] if split else (),
     )

@@ -6,19 +6,23 @@ Two kinds of reads, each split into partitions that executors read in parallel:
   events, so run-scoped results are recomputed from all of a run's events);
 - `table`: the rows of one `query` over model tables with the given `schema`, for the graph stage.
 
-Rows travel as Arrow record batches. Executors open their own connection from the URL.
+Rows travel as Arrow record batches. Executors open their own connection from the URL. An event's
+payload reaches Spark whole: the store keeps each distinct facet value once, and each batch of
+rows gets its facet values back in one read (`headwater.store.event_facets`).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
+
+from headwater.store.event_facets import assemble_payloads, fetch_values
 
 EVENT_COLUMNS = (
     "seq",
@@ -34,6 +38,7 @@ EVENT_COLUMNS = (
     "dataset_name",
     "untrusted_facets",
     "payload",
+    "facet_count",  # read with the payload to make it whole; not a column of EVENT_SCHEMA
 )
 EVENT_SCHEMA = (
     "seq long, kind string, run_id string, parent_run_id string, root_run_id string, "
@@ -80,11 +85,18 @@ def placeholders(url: str, query: str) -> str:
     return query if url.startswith("sqlite:") else query.replace("?", "%s")
 
 
-def _batches(cursor: Any, names: Sequence[str], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def _batches(
+    cursor: Any,
+    names: Sequence[str],
+    schema: pa.Schema,
+    whole: Callable[[list[Any]], list[Any]] | None = None,
+) -> Iterator[pa.RecordBatch]:
     while True:
         rows = cursor.fetchmany(_FETCH)
         if not rows:
             return
+        if whole is not None:
+            rows = whole(rows)
         columns = list(zip(*rows, strict=True))
         yield pa.RecordBatch.from_arrays(
             [pa.array(col, type=schema.field(i).type) for i, col in enumerate(columns)], names=list(names)
@@ -103,6 +115,21 @@ def _split_schema(schema: str) -> tuple[list[str], list[str]]:
         names.append(name)
         types.append(kind)
     return names, types
+
+
+def _whole_events(conn: Any, url: str) -> Callable[[list[Any]], list[Any]]:
+    """Rows of EVENT_COLUMNS → rows of EVENT_SCHEMA, each payload whole, facet values read on
+    another cursor of `conn`."""
+
+    def whole(rows: list[Any]) -> list[Any]:
+        cur = conn.cursor()
+        payloads = assemble_payloads(
+            [(row[-2], row[-1]) for row in rows],
+            lambda hashes: fetch_values(cur, lambda query: placeholders(url, query), hashes),
+        )
+        return [(*row[:-2], payload) for row, payload in zip(rows, payloads, strict=True)]
+
+    return whole
 
 
 class _EventReader(DataSourceReader):
@@ -142,18 +169,20 @@ class _EventReader(DataSourceReader):
         try:
             cur = conn.cursor()
             cur.execute(placeholders(self.url, query), params)
-            yield from _batches(cur, names, schema)
+            yield from _batches(cur, names, schema, _whole_events(conn, self.url))
         finally:
             conn.close()
 
 
 class _QueryReader(DataSourceReader):
-    """One query's rows (a model table, or a join of a few), in one partition."""
+    """One query's rows (a model table, or a join of a few), in one partition; with EVENT_SCHEMA,
+    events (the query selects EVENT_COLUMNS), their payloads made whole."""
 
     def __init__(self, options: dict[str, str], schema: str) -> None:
         self.url = options["url"]
         self.query = options["query"]
         self.names, self.types = _split_schema(schema)
+        self.events = schema == EVENT_SCHEMA
 
     def partitions(self) -> Sequence[InputPartition]:
         return [InputPartition(0)]
@@ -163,7 +192,8 @@ class _QueryReader(DataSourceReader):
         try:
             cur = conn.cursor()
             cur.execute(self.query)
-            yield from _batches(cur, self.names, _arrow_schema(self.names, self.types))
+            whole = _whole_events(conn, self.url) if self.events else None
+            yield from _batches(cur, self.names, _arrow_schema(self.names, self.types), whole)
         finally:
             conn.close()
 

@@ -107,6 +107,11 @@ class EventStore(GraphReader, VerticalReader, StatsReader, DeletionMarkers, ABC)
         duplicate (already stored, or earlier in the same call)."""
 
     @abstractmethod
+    def sweep_facet_values(self, candidates: set[str]) -> int:
+        """Delete the facet values among `candidates` (hashes) that no stored event refers to any
+        more; returns how many went."""
+
+    @abstractmethod
     def run_events(
         self, run_id: str, *, include_children: bool, limit: int, after: RunCursor | None
     ) -> list[StoredEvent]:

@@ -10,9 +10,11 @@ from typing import Any
 
 import orjson
 
+from headwater.store.event_facets import assemble_payloads, fetch_values
 from headwater.store.sql_reads import SqlReads
 
 NAMESPACE_PREFIX = "namespace:"
+_SCAN = 5_000  # events read at a time when clearing markers
 
 
 def visible(alias: str) -> str:
@@ -144,15 +146,26 @@ def clear_deletions(cur: Any, sql: Any, checkpoint_from: int, checkpoint_to: int
         return 0
     cur.execute("SELECT node_id, deleted_after_seq FROM deleted_nodes")
     marks = {str(r[0]): int(r[1]) for r in cur.fetchall()}
-    cur.execute(
-        sql("SELECT seq, payload FROM events WHERE seq > ? AND seq <= ? AND kind <> 'generic'"),
-        (max(checkpoint_from, min(marks.values())), checkpoint_to),
+    query = sql(
+        "SELECT seq, payload, facet_count FROM events WHERE seq > ? AND seq <= ? AND kind <> 'generic' "
+        "ORDER BY seq LIMIT ?"
     )
     cleared: set[str] = set()
-    for seq, payload in cur:
-        for node in mentioned_nodes(payload if isinstance(payload, str) else bytes(payload).decode()):
-            if node in marks and int(seq) > marks[node]:
-                cleared.add(node)
+    last = max(checkpoint_from, min(marks.values()))
+    while True:
+        cur.execute(query, (last, checkpoint_to, _SCAN))
+        rows = cur.fetchall()
+        if not rows:
+            break
+        payloads = assemble_payloads(
+            [(p if isinstance(p, str) else bytes(p).decode(), count) for _, p, count in rows],
+            lambda hashes: fetch_values(cur, sql, hashes),
+        )
+        for (seq, _, _), payload in zip(rows, payloads, strict=True):
+            for node in mentioned_nodes(payload):
+                if node in marks and int(seq) > marks[node]:
+                    cleared.add(node)
+        last = int(rows[-1][0])
     for node in cleared:
         cur.execute(sql("DELETE FROM deleted_nodes WHERE node_id = ?"), (node,))
     return len(cleared)

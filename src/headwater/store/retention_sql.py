@@ -14,7 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from headwater.store.base import EventStore
+from headwater.store.event_facets import core_hashes
 
 DOOMED = "retention_doomed"
 _LOST_TAGS = "retention_lost_tags"
@@ -95,10 +98,12 @@ def count_held(store: EventStore, checkpoint: int) -> int:
 def delete_doomed(store: EventStore, dead_letter_cutoff: str) -> None:
     """Delete the listed events, oldest seq first, `_CHUNK` to a transaction, with their generic
     browse rows (an element's latest tags fall back to its latest remaining event); then the
-    generic elements and tags no event names any more, and the old dead letters."""
+    generic elements and tags no event names any more, the facet values no event refers to any
+    more, and the old dead letters."""
     with store.transaction() as cur:
         _scratch(store, cur, _LOST_TAGS, "element_id BIGINT, tag_key TEXT")
     chunk = f"SELECT seq FROM {DOOMED} WHERE seq <= ?"
+    unreferenced: set[str] = set()  # facet values of deleted events: the sweep's candidates
     while True:
         with store.transaction() as cur:
             cur.execute(f"SELECT seq FROM {DOOMED} ORDER BY seq LIMIT {_CHUNK}")
@@ -120,6 +125,11 @@ def delete_doomed(store: EventStore, dead_letter_cutoff: str) -> None:
                 cur.execute(store.sql(f"DELETE FROM {table} WHERE event_id IN ({chunk})"), upper)
             cur.execute(store.sql(f"DELETE FROM generic_events WHERE id IN ({chunk})"), upper)
             _latest_tags_again(cur)
+            cur.execute(
+                store.sql(f"SELECT payload FROM events WHERE seq IN ({chunk}) AND facet_count > 0"), upper
+            )
+            for (core,) in cur.fetchall():
+                unreferenced.update(core_hashes(orjson.loads(core)))
             cur.execute(store.sql(f"DELETE FROM events WHERE seq IN ({chunk})"), upper)
             cur.execute(store.sql(f"DELETE FROM {DOOMED} WHERE seq <= ?"), upper)
     with store.transaction() as cur:
@@ -132,6 +142,7 @@ def delete_doomed(store: EventStore, dead_letter_cutoff: str) -> None:
             "(SELECT 1 FROM generic_event_tags x WHERE x.tag_id = generic_tags.id) AND NOT EXISTS "
             "(SELECT 1 FROM generic_element_tags y WHERE y.tag_id = generic_tags.id)"
         )
+    store.sweep_facet_values(unreferenced)
     while True:
         with store.transaction() as cur:
             cur.execute(

@@ -15,6 +15,14 @@ from headwater.events.model import Event
 from headwater.store.base import DeadLetter, EventStore, RunCursor, StoredEvent
 from headwater.store.catalog_sql import CatalogSql
 from headwater.store.deletions_sql import DeletionsSql, visible, visible_namespace
+from headwater.store.event_facets import (
+    SWEEPS,
+    RecentHashes,
+    assemble_payloads,
+    fetch_values,
+    scan_references,
+    write_facets,
+)
 from headwater.store.graph_sql import GraphSql
 from headwater.store.in_force_sql import facets_in_force
 from headwater.store.model_rows import (
@@ -34,7 +42,8 @@ log = logging.getLogger(__name__)
 
 COLUMNS = (
     "seq, event_id, kind, run_id, parent_run_id, root_run_id, event_type, event_time, job_namespace, "
-    "job_name, dataset_namespace, dataset_name, producer, received_at, payload, untrusted_facets"
+    "job_name, dataset_namespace, dataset_name, producer, received_at, payload, untrusted_facets, "
+    "facet_count"
 )
 _INSERT_COLUMNS = COLUMNS.removeprefix("seq, ") + ", content_hash"
 _INSERT = (
@@ -67,9 +76,10 @@ _RUN_COLUMNS = (
 _RUN_ORDER = "COALESCE(r.started_at, r.first_event_time) DESC, r.run_id DESC"
 
 
-def _row_to_event(row: Sequence[Any]) -> StoredEvent:
+def _row_to_event(row: Sequence[Any], payload: str) -> StoredEvent:
     untrusted = row[15]
-    values = list(row[:15])
+    values = list(row[:14])
+    values.append(payload)
     values.append(tuple(orjson.loads(untrusted)) if untrusted else ())
     return StoredEvent(*values)
 
@@ -95,8 +105,9 @@ def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
         event.dataset_name,
         event.producer,
         received_at,
-        event.payload,
+        event.payload if event.core is None else event.core,
         orjson.dumps(list(event.untrusted_facets)).decode() if event.untrusted_facets else None,
+        None if event.core is None else len(event.facet_values),
         event.content_hash,
     )
     names = (
@@ -123,6 +134,38 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         """Run a migration script (several statements) on the cursor."""
 
     # -- shared SQL ------------------------------------------------------------------------------
+    def _recent_facets(self) -> RecentHashes:
+        """The hashes of facet values this store object wrote lately (event_facets.py)."""
+        recent: RecentHashes | None = getattr(self, "_facets_written", None)
+        if recent is None:
+            recent = self._facets_written = RecentHashes()
+        return recent
+
+    def _stored_events(self, cur: Any, rows: Sequence[Sequence[Any]]) -> list[StoredEvent]:
+        """Rows of COLUMNS as events, each payload whole again."""
+        payloads = assemble_payloads(
+            [(row[14], row[16]) for row in rows], lambda hashes: fetch_values(cur, self._sql, hashes)
+        )
+        return [_row_to_event(row, payload) for row, payload in zip(rows, payloads, strict=True)]
+
+    def sweep_facet_values(self, candidates: set[str]) -> int:
+        left = set(candidates)
+        if not left:
+            return 0
+        with self._reading() as cur:  # the long read holds no writer back
+            seen = scan_references(cur, self._sql, 0, left)
+        with self._writing() as cur:
+            scan_references(cur, self._sql, seen, left)  # what came in meanwhile
+            doomed = sorted(left)
+            for start in range(0, len(doomed), CHUNK):
+                chunk = doomed[start : start + CHUNK]
+                cur.execute(
+                    self._sql(f"DELETE FROM event_facets WHERE hash IN ({', '.join('?' * len(chunk))})"),
+                    chunk,
+                )
+            cur.execute(self._sql("UPDATE store_state SET value = value + 1 WHERE name = ?"), (SWEEPS,))
+        return len(doomed)
+
     def sql(self, query: str) -> str:
         return self._sql(query)
 
@@ -191,6 +234,8 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         fresh: dict[str, int] = {}
         for position, event in enumerate(events):
             fresh.setdefault(event.event_id, position)
+        recent = self._recent_facets()
+        written: list[str] = []
         with self._writing() as cur:
             ids = list(fresh)
             for start in range(0, len(ids), CHUNK):
@@ -201,9 +246,11 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
                     fresh.pop(existing, None)
             new_positions = sorted(fresh.values())
             if new_positions:
+                written = write_facets(cur, self._sql, [events[p] for p in new_positions], recent)
                 cur.executemany(
                     self._sql(_INSERT), [_insert_params(events[p], received_at) for p in new_positions]
                 )
+        recent.add(written)  # only once committed
         stored = set(new_positions)
         return [position in stored for position in range(len(events))]
 
@@ -229,7 +276,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             params.append(limit)
         with self._reading() as cur:
             cur.execute(self._sql(query), params)
-            return [_row_to_event(row) for row in cur.fetchall()]
+            return self._stored_events(cur, cur.fetchall())
 
     def has_run(self, run_id: str, *, include_children: bool) -> bool:
         keys = ("run_id", "parent_run_id", "root_run_id") if include_children else ("run_id",)
@@ -243,8 +290,8 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
     def get_event(self, event_id: str) -> StoredEvent | None:
         with self._reading() as cur:
             cur.execute(self._sql(f"SELECT {COLUMNS} FROM events WHERE event_id = ?"), (event_id,))
-            row = cur.fetchone()
-        return _row_to_event(row) if row else None
+            found = self._stored_events(cur, cur.fetchall())
+        return found[0] if found else None
 
     @staticmethod
     def _event_filters(
@@ -295,7 +342,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         )
         with self._reading() as cur:
             cur.execute(self._sql(query), [*params, limit, offset])
-            return [_row_to_event(row) for row in cur.fetchall()]
+            return self._stored_events(cur, cur.fetchall())
 
     def count_events(
         self,

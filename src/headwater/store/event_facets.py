@@ -1,0 +1,170 @@
+"""The distinct facet values of the stored events (table `event_facets`, migration 0012): written
+once by hash in the transaction of the events that refer to them, put back into whole payloads
+on every read of an event (`assemble_payloads`, the one place that does it), and swept once no
+event refers to them.
+
+An event row whose `facet_count` is not NULL keeps its core in `payload`: the event with each
+facet replaced by the hash of its canonical bytes (`headwater.events.facet_refs`). A NULL
+`facet_count` marks a whole payload: rows stored before migration 0012 until `headwater db
+upgrade` converts them (`headwater.store.facet_conversion`), generic events, and the rare event
+whose facets are not all objects. Both kinds are read alike, at any time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from headwater.events.facet_refs import FacetValue, containers
+from headwater.events.model import Event
+
+Fetch = Callable[[list[str]], dict[str, str]]  # hashes → their values (canonical JSON)
+_CHUNK = 500
+_SCAN = 5_000
+_INSERT = (
+    "INSERT INTO event_facets (hash, value, reasons, deletable) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (hash) DO NOTHING"
+)
+SWEEPS = "facet_sweeps"  # store_state's counter of sweeps
+
+
+class MissingFacetValue(LookupError):
+    """An event refers to a facet value the store does not hold (a bug: never expected)."""
+
+
+def core_hashes(core: dict[str, Any]) -> Iterator[str]:
+    """The hashes an event's core refers to."""
+    for _, holder, key, _ in containers(core):
+        container = holder.get(key)
+        if isinstance(container, dict):
+            yield from container.values()
+
+
+def assemble_payloads(rows: Sequence[tuple[str, int | None]], fetch: Fetch) -> list[str]:
+    """The whole payloads of rows of (payload, facet_count): a core gets its facet values back (all
+    the rows' values read in one `fetch`), a whole payload is returned as it is."""
+    cores: dict[int, dict[str, Any]] = {}
+    needed: set[str] = set()
+    for position, (payload, count) in enumerate(rows):
+        if count is not None and count > 0:
+            core = orjson.loads(payload)
+            cores[position] = core
+            needed.update(core_hashes(core))
+    if not cores:
+        return [payload for payload, _ in rows]
+    values = fetch(sorted(needed))
+    missing = needed.difference(values)
+    if missing:
+        raise MissingFacetValue(f"stored events refer to facet values the store lacks: {sorted(missing)[:5]}")
+    payloads: list[str] = []
+    for position, (payload, _) in enumerate(rows):
+        core = cores.get(position)
+        if core is None:
+            payloads.append(payload)
+            continue
+        for _, holder, key, _ in containers(core):
+            container = holder.get(key)
+            if isinstance(container, dict):
+                holder[key] = {name: orjson.Fragment(values[digest]) for name, digest in container.items()}
+        payloads.append(orjson.dumps(core).decode())
+    return payloads
+
+
+def fetch_values(cur: Any, sql: Callable[[str], str], hashes: Sequence[str]) -> dict[str, str]:
+    """The values of the hashes, read on `cur` (any connection: the store's, or an executor's)."""
+    values: dict[str, str] = {}
+    for start in range(0, len(hashes), _CHUNK):
+        chunk = list(hashes[start : start + _CHUNK])
+        marks = ", ".join("?" * len(chunk))
+        cur.execute(sql(f"SELECT hash, value FROM event_facets WHERE hash IN ({marks})"), chunk)
+        values.update((str(h), str(v)) for h, v in cur.fetchall())
+    return values
+
+
+def _deletable(path: str) -> bool:
+    """Whether the facet at `path` is a job's or a dataset's (which may carry `_deleted`)."""
+    if path.startswith(("job.", "dataset.")):
+        return True
+    if path.startswith(("inputs[", "outputs[")):
+        return path[path.index("]") + 2 :].startswith("facets")
+    return False
+
+
+def facet_rows(values: Iterable[FacetValue], skip: Callable[[str], bool]) -> dict[str, tuple[Any, ...]]:
+    """The event_facets rows of the values, one per hash, but those `skip` says are written."""
+    rows: dict[str, tuple[Any, ...]] = {}
+    for path, digest, canonical, reasons in values:
+        if digest not in rows and not skip(digest):
+            verdict = orjson.dumps(list(reasons)).decode() if reasons else None
+            rows[digest] = (digest, canonical.decode(), verdict, int(_deletable(path)))
+    return rows
+
+
+def insert_values(cur: Any, sql: Callable[[str], str], rows: Iterable[tuple[Any, ...]]) -> None:
+    cur.executemany(sql(_INSERT), list(rows))
+
+
+def sweeps(cur: Any, sql: Callable[[str], str]) -> int:
+    cur.execute(sql("SELECT value FROM store_state WHERE name = ?"), (SWEEPS,))
+    row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+class RecentHashes:
+    """Hashes of facet values this process wrote lately, so a group commit skips re-inserting them
+    (most facets of an event were written with the run's earlier events). Two generations bound
+    the memory; valid only as long as no sweep deleted values since (`generation`)."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self.generation: int | None = None
+        self._young: set[str] = set()
+        self._old: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self._young or digest in self._old
+
+    def check(self, generation: int) -> None:
+        """Forget everything when a sweep ran since the hashes were remembered."""
+        if generation != self.generation:
+            with self._lock:
+                self._young, self._old, self.generation = set(), set(), generation
+
+    def add(self, hashes: Iterable[str]) -> None:
+        with self._lock:
+            for digest in hashes:
+                if len(self._young) >= self.limit:
+                    self._old, self._young = self._young, set()
+                self._young.add(digest)
+
+
+def write_facets(
+    cur: Any, sql: Callable[[str], str], events: Sequence[Event], recent: RecentHashes
+) -> list[str]:
+    """Insert the facet values of the events that this process did not write lately, inside the
+    events' own transaction; returns the hashes to remember once it commits."""
+    recent.check(sweeps(cur, sql))
+    rows = facet_rows((value for event in events for value in event.facet_values), recent.__contains__)
+    if rows:
+        insert_values(cur, sql, rows.values())
+    return list(rows)
+
+
+def scan_references(cur: Any, sql: Callable[[str], str], after_seq: int, candidates: set[str]) -> int:
+    """Remove from `candidates` every hash an event with seq above `after_seq` refers to; returns
+    the last seq read."""
+    last = after_seq
+    query = sql("SELECT seq, payload FROM events WHERE seq > ? AND facet_count > 0 ORDER BY seq LIMIT ?")
+    while candidates:
+        cur.execute(query, (last, _SCAN))
+        rows = cur.fetchall()
+        if not rows:
+            break
+        for seq, payload in rows:
+            candidates.difference_update(core_hashes(orjson.loads(payload)))
+            last = int(seq)
+    return last

@@ -1,0 +1,85 @@
+"""Converting a store's whole-payload events (stored before migration 0012) in place: each event
+split into its core and its facet values (`headwater.events.facet_refs`), a bounded batch of
+events per transaction, resumable.
+
+Each batch commits its events' facet values, their cores and how far the conversion has come
+(`store_state.facet_conversion_seq`) together: an interrupted conversion goes on after the last
+batch it committed, and an event is either whole or split, never lost nor half-written. Readers
+take both kinds at any time (`headwater.store.event_facets`), so a store serves while it is
+converted. Events that arrive meanwhile are stored split already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from headwater.events.decode import loads
+from headwater.events.facet_refs import FacetValue, split_event
+from headwater.events.facets import FacetKind, facet_reasons
+from headwater.store.base import EventStore
+from headwater.store.event_facets import facet_rows, insert_values
+
+BATCH = 2_000  # events per transaction
+_DONE = "facet_conversion_seq"
+
+
+def _done(cur: Any, store: EventStore) -> int:
+    cur.execute(store.sql("SELECT value FROM store_state WHERE name = ?"), (_DONE,))
+    row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def pending_conversion(store: EventStore) -> int:
+    """How many events are still to convert."""
+    with store.transaction() as cur:
+        query = "SELECT COUNT(*) FROM events WHERE seq > ? AND facet_count IS NULL AND kind <> 'generic'"
+        cur.execute(store.sql(query), (_done(cur, store),))
+        row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def convert_store(
+    store: EventStore, *, batch: int = BATCH, progress: Callable[[int], None] | None = None
+) -> int:
+    """Convert the whole-payload events stored up to now, `batch` to a transaction; returns how
+    many were split (an event whose facets are not all objects stays whole). `progress` is told
+    how many events each batch went through."""
+    with store.transaction() as cur:
+        cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
+        target = int(cur.fetchone()[0])
+
+    def reasons(_path: str, value: object, kind: FacetKind) -> list[str]:
+        return facet_reasons(value, kind)  # remembered by the facet's bytes
+
+    query = store.sql(
+        "SELECT seq, payload FROM events WHERE seq > ? AND seq <= ? AND facet_count IS NULL "
+        "AND kind <> 'generic' ORDER BY seq LIMIT ?"
+    )
+    split_count = 0
+    while True:
+        with store.transaction() as cur:
+            done = _done(cur, store)
+            if done >= target:
+                return split_count
+            cur.execute(query, (done, target, batch))
+            rows = cur.fetchall()
+            reached = int(rows[-1][0]) if len(rows) == batch else target
+            cores: list[tuple[str, int, int]] = []
+            values: list[FacetValue] = []
+            for seq, payload in rows:
+                split = split_event(loads(payload), reasons)
+                if split is not None:
+                    cores.append((split[0], len(split[1]), int(seq)))
+                    values.extend(split[1])
+            rows_of_values = facet_rows(values, lambda _: False)
+            if rows_of_values:
+                insert_values(cur, store.sql, rows_of_values.values())
+            if cores:
+                cur.executemany(
+                    store.sql("UPDATE events SET payload = ?, facet_count = ? WHERE seq = ?"), cores
+                )
+            cur.execute(store.sql("UPDATE store_state SET value = ? WHERE name = ?"), (reached, _DONE))
+        split_count += len(cores)
+        if progress is not None:
+            progress(len(rows))

@@ -1,0 +1,246 @@
+"""Content-addressed facets (issue 13): each distinct facet value is stored once, events refer to
+them by hash, and every read gives the event back equal as JSON to what was sent; whole-payload
+rows of an older store are converted in resumable batches; retention sweeps the values no event
+refers to any more. On both backends."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from headwater.cli import main
+from headwater.events.facet_refs import facet_hash
+from headwater.events.validate import validate_event
+from headwater.store import EventStore
+from headwater.store.facet_conversion import convert_store, pending_conversion
+from headwater.store.retention_sql import delete_doomed, list_doomed
+from tests.factories import facet, run_event
+from tests.store.whole_payloads import store_whole
+
+RECEIVED = "2024-06-01T00:00:00.0000000Z"
+
+
+def _events(runs: int = 3, per_run: int = 3) -> list[dict[str, Any]]:
+    """Runs of one job whose events share the job's, the datasets' and the parent's facets; each
+    event also carries a facet of its own (nominalTime)."""
+    schema = facet(
+        "SchemaDatasetFacet", "1-1-1", fields=[{"name": f"c{i}", "type": "INT"} for i in range(30)]
+    )
+    sql = facet("SQLJobFacet", "1-1-0", query="SELECT * FROM shop.orders")
+    parent = str(uuid.uuid4())
+    docs = []
+    for run in range(runs):
+        run_id = str(uuid.uuid4())
+        for step, kind in enumerate(("START", "RUNNING", "COMPLETE")[:per_run]):
+            doc = run_event(
+                run_id,
+                event_type=kind,
+                event_time=f"2024-05-0{run + 1}T10:0{step}:00.000Z",
+                parent=parent,
+                inputs=[{"namespace": "pg", "name": "shop.orders", "facets": {"schema": schema}}],
+                run_facets={
+                    "nominalTime": facet(
+                        "NominalTimeRunFacet", nominalStartTime=f"2024-05-0{run + 1}T10:0{step}:00Z"
+                    )
+                },
+            )
+            doc["job"]["facets"] = {"sql": sql}
+            docs.append(doc)
+    return docs
+
+
+def _facet_rows(store: EventStore) -> list[tuple[str, str]]:
+    with store.transaction() as cur:
+        cur.execute("SELECT hash, value FROM event_facets ORDER BY hash")
+        return [(str(h), str(v)) for h, v in cur.fetchall()]
+
+
+def _distinct_facets(docs: list[dict[str, Any]]) -> set[str]:
+    found = set()
+    for doc in docs:
+        containers = [doc["run"].get("facets"), doc["job"].get("facets")]
+        for dataset in doc.get("inputs", []) + doc.get("outputs", []):
+            containers += [dataset.get("facets"), dataset.get("inputFacets"), dataset.get("outputFacets")]
+        for container in containers:
+            for value in (container or {}).values():
+                found.add(facet_hash(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
+    return found
+
+
+def _stored_cores(store: EventStore) -> list[tuple[str, int | None]]:
+    with store.transaction() as cur:
+        cur.execute("SELECT payload, facet_count FROM events ORDER BY seq")
+        return [(str(p), None if c is None else int(c)) for p, c in cur.fetchall()]
+
+
+def test_each_distinct_facet_value_is_stored_once_and_reads_are_whole(
+    client: TestClient, store: EventStore
+) -> None:
+    docs = _events()
+    ids = []
+    for doc in docs[:4]:  # single POSTs (the lean path) and a batch (both paths' split)
+        response = client.post("/api/v1/lineage", json=doc)
+        assert response.status_code == 201, response.text
+        ids.append(response.json()["eventId"])
+    answers = client.post("/api/v1/lineage/batch", json=docs[4:]).json()
+    ids += [a["eventId"] for a in answers]
+    rows = _facet_rows(store)
+    assert {h for h, _ in rows} == _distinct_facets(docs)
+    # 9 nominalTimes, 1 parent, 1 schema, 1 sql, 1 output schema: shared facets are kept once
+    assert len(rows) == 9 + 4
+    for h, value in rows:
+        assert facet_hash(value.encode()) == h
+    # the events hold their cores, not their facets
+    cores = _stored_cores(store)
+    assert all(count is not None and count == 5 for _, count in cores)
+    assert all('"fields"' not in core for core, _ in cores)
+
+    sent = {event_id: doc for event_id, doc in zip(ids, docs, strict=True)}
+    for event_id, doc in sent.items():
+        one = store.get_event(event_id)
+        assert one is not None and orjson.loads(one.payload) == doc
+    run_id = docs[0]["run"]["runId"]
+    atlas = client.get(f"/api/atlas/v2/openlineage/runs/{run_id}").json()
+    assert [e["event"] for e in atlas["events"]] == [sent[e["eventId"]] for e in atlas["events"]]
+    assert len(atlas["events"]) == 3
+    parent = docs[0]["run"]["facets"]["parent"]["run"]["runId"]
+    tree = client.get(f"/api/atlas/v2/openlineage/runs/{parent}", params={"includeChildren": "true"}).json()
+    assert sorted(json.dumps(e["event"], sort_keys=True) for e in tree["events"]) == sorted(
+        json.dumps(d, sort_keys=True) for d in docs
+    )
+    listing = client.get("/api/v1/events/lineage", params={"limit": 100}).json()
+    assert sorted(json.dumps(e, sort_keys=True) for e in listing["events"]) == sorted(
+        json.dumps(d, sort_keys=True) for d in docs
+    )
+
+
+def test_the_same_events_again_are_one_row_each_and_add_no_facet_value(store: EventStore) -> None:
+    docs = _events(runs=2)
+    events = [validate_event(doc) for doc in docs]
+    assert store.append(events, RECEIVED) == [True] * len(events)
+    rows = _facet_rows(store)
+    again = [validate_event(doc) for doc in docs] + events[:1]
+    assert store.append(again, RECEIVED) == [False] * len(again)
+    assert _facet_rows(store) == rows
+    with store.transaction() as cur:
+        cur.execute("SELECT COUNT(*) FROM events")
+        assert int(cur.fetchone()[0]) == len(docs)
+    assert [e.event_id for e in again[:-1]] == [e.event_id for e in events]
+
+
+def test_an_event_with_a_facet_that_is_no_object_is_kept_whole(store: EventStore) -> None:
+    doc = run_event(run_facets={"odd": "not an object"})
+    event = validate_event(doc)
+    assert event.core is None and event.warnings
+    store.append([event], RECEIVED)
+    assert _stored_cores(store)[0][1] is None
+    stored = store.get_event(event.event_id)
+    assert stored is not None and orjson.loads(stored.payload) == doc
+
+
+def _store_whole(store: EventStore, docs: list[dict[str, Any]]) -> None:
+    """The events as a store before migration 0012 kept them: whole payloads."""
+    validated = [validate_event(doc, json.dumps(doc, indent=1).encode()) for doc in docs]
+    store_whole(store, validated, RECEIVED)
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_a_whole_payload_store_is_converted_in_batches_and_resumes_after_an_interruption(
+    store: EventStore,
+) -> None:
+    docs = _events(runs=4)  # 12 events
+    _store_whole(store, docs)
+    store.append([validate_event(run_event(event_type="OTHER"))], RECEIVED)  # stored split already
+    ids = [validate_event(doc).event_id for doc in docs]
+    assert pending_conversion(store) == 12
+    assert _facet_rows(store) != [] and all(count is None for _, count in _stored_cores(store)[:12])
+
+    batches: list[int] = []
+
+    def stop_after_two(events: int) -> None:
+        batches.append(events)
+        if len(batches) == 2:
+            raise _Interrupted
+
+    with pytest.raises(_Interrupted):
+        convert_store(store, batch=5, progress=stop_after_two)
+    assert batches == [5, 5] and pending_conversion(store) == 2
+    cores = _stored_cores(store)
+    assert [count is not None for _, count in cores[:12]] == [True] * 10 + [False] * 2
+    for event_id, doc in zip(ids, docs, strict=True):  # half-converted: every event still whole
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+
+    assert convert_store(store, batch=5) == 2  # goes on where it stopped
+    assert pending_conversion(store) == 0
+    assert convert_store(store, batch=5) == 0
+    assert all(count == 5 for _, count in _stored_cores(store)[:12])
+    for event_id, doc in zip(ids, docs, strict=True):
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+    assert _distinct_facets(docs) <= {h for h, _ in _facet_rows(store)}
+    listed = store.list_events(after_time=None, before_time=None, descending=False, limit=100, offset=0)
+    assert len(listed) == 13 and len({e.event_id for e in listed}) == 13
+
+
+def test_retention_sweeps_the_facet_values_no_event_refers_to(store: EventStore) -> None:
+    old = _events(runs=2)
+    for doc in old:  # their own facet values: a dataset and an sql nobody else sends
+        doc["inputs"][0]["facets"]["schema"]["fields"].append({"name": "old_only", "type": "INT"})
+        doc["job"]["facets"]["sql"]["query"] = "SELECT 1"
+    new = _events(runs=1)
+    for doc in new:  # after the cutoff
+        doc["eventTime"] = doc["eventTime"].replace("2024-05-01", "2024-07-01")
+    store.append([validate_event(doc) for doc in old + new], RECEIVED)
+    assert {h for h, _ in _facet_rows(store)} == _distinct_facets(old + new)
+
+    list_doomed(store, "2024-06-01T00:00:00.0000000Z", store.last_seq())
+    delete_doomed(store, "2000-01-01T00:00:00Z")
+    assert {h for h, _ in _facet_rows(store)} == _distinct_facets(new)
+    for doc in new:
+        stored = store.get_event(validate_event(doc).event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+
+    # the writer forgets what it wrote once a sweep ran: a swept value sent again is stored again
+    again = validate_event(old[0])
+    assert store.append([again], RECEIVED) == [True]
+    stored = store.get_event(again.event_id)
+    assert stored is not None and orjson.loads(stored.payload) == old[0]
+
+
+def test_ingest_then_events_json_round_trip(tmp_path: Path, database_url: str) -> None:
+    docs = _events(runs=2)
+    path = tmp_path / "events.ndjson.gz"
+    path.write_bytes(gzip.compress(b"\n".join(orjson.dumps(d) for d in docs)))
+    env = {"HEADWATER_DATABASE_URL": database_url}
+    result = CliRunner().invoke(main, ["ingest", "-q", str(path)], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    listed = CliRunner().invoke(main, ["events", "--json", "--limit", "100"], env=env, catch_exceptions=False)
+    assert listed.exit_code == 0, listed.output
+    got = json.loads(listed.output)
+    assert sorted(json.dumps(e, sort_keys=True) for e in got) == sorted(
+        json.dumps(d, sort_keys=True) for d in docs
+    )
+
+
+def test_db_upgrade_converts_the_events_of_an_older_store(database_url: str, store: EventStore) -> None:
+    docs = _events(runs=1)
+    _store_whole(store, docs)
+    env = {"HEADWATER_DATABASE_URL": database_url}
+    result = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "converted 3 event(s)" in result.output
+    assert all(count == 5 for _, count in _stored_cores(store))
+    again = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
+    assert "converted" not in again.output
