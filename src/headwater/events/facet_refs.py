@@ -8,6 +8,7 @@ the split takes out, the reassembly puts back where it was.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -24,8 +25,9 @@ DELETABLE: frozenset[FacetKind] = frozenset({"job", "dataset"})
 
 
 def facet_hash(canonical: bytes) -> str:
-    """The key of a facet value: 128 bits of the SHA-256 of its canonical bytes, in hex."""
-    return hashlib.sha256(canonical).hexdigest()[:32]
+    """The key of a facet value: 128 bits of the SHA-256 of its canonical bytes, in 22 characters
+    of URL-safe base64 (an event's core carries one per facet)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:16]).decode()[:22]
 
 
 def containers(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str, FacetKind]]:

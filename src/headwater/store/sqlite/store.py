@@ -43,6 +43,10 @@ class SqliteEventStore(GenericSql, SqlEventStore):
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._writer = self._connect()
+        # A new store's pages hold 8 KB: an event's row (about 1.5 KB once its facets are kept
+        # apart) leaves less of a page unused than in 4 KB pages (12% smaller store,
+        # bench/ingest.py). An existing store keeps its page size.
+        self._writer.execute("PRAGMA page_size=8192")
         self._writer.execute("PRAGMA journal_mode=WAL")
         # Appends touch the same index pages commit after commit: a larger cache keeps them, and
         # checkpointing every 10,000 WAL pages instead of 1,000 copies each page back less often
