@@ -1,5 +1,10 @@
-"""SQLite behind the store interface: WAL, synchronous=FULL, one write connection, a read
-connection per thread."""
+"""SQLite behind the store interface: WAL, synchronous=FULL, one write connection, and read
+connections lent from a small pool.
+
+Read connections are lent to a thread for the length of a read (a thread that asks again while
+it holds one gets the same one back), then returned. A server's worker threads come and go;
+a connection per thread, kept for the life of the store, made a new connection, with its own
+page and statement caches, for every new thread, and the server's memory grew without end."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from typing import Any
 from headwater.errors import ConfigError, StoreUnavailable
 from headwater.store.generic_sql import GenericSql
 from headwater.store.sql import SqlEventStore
+
+IDLE_READERS = 8  # read connections kept between reads; reads beyond run on short-lived ones
 
 
 def sqlite_path(url: str) -> Path:
@@ -39,6 +46,7 @@ class SqliteEventStore(GenericSql, SqlEventStore):
         except OSError as exc:
             raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc}") from None
         self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []  # read connections waiting to be lent
         self._write_lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -69,21 +77,51 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             self._connections.append(conn)
         return conn
 
-    def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    @contextmanager
+    def _lent_reader(self) -> Iterator[sqlite3.Connection]:
+        """A read connection for this thread: the one it already holds, else one from the pool
+        (or a new one), given back when the outermost use ends. At most IDLE_READERS wait in
+        the pool; any more are closed."""
+        held: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if held is not None:
+            self._local.depth += 1
+            try:
+                yield held
+            finally:
+                self._local.depth -= 1
+            return
+        with self._connections_lock:
+            conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._connect()
-            self._local.conn = conn
-        return conn
+        self._local.conn, self._local.depth = conn, 0
+        try:
+            yield conn
+        finally:
+            self._local.conn = None
+            self._give_back(conn)
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        with self._connections_lock:
+            if conn not in self._connections:  # the store was closed meanwhile, and this with it
+                return
+            if conn.in_transaction:  # a read left open by an error: never lend a stale snapshot
+                conn.rollback()
+            if len(self._idle) < IDLE_READERS:
+                self._idle.append(conn)
+                return
+            self._connections.remove(conn)
+        conn.close()
 
     @contextmanager
     def _read_cursor(self) -> Iterator[Any]:
         try:
-            cur = self._reader().cursor()
-            try:
-                yield cur
-            finally:
-                cur.close()
+            with self._lent_reader() as conn:
+                cur = conn.cursor()
+                try:
+                    yield cur
+                finally:
+                    cur.close()
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):
                 raise
@@ -134,6 +172,7 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
+            self._idle.clear()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
