@@ -111,14 +111,21 @@ class Pipeline:
         self.progress("staged")
         tick = time.perf_counter()
         publish.merge_facts(self.store, low, high)
-        result.stages["merge"] = result.stages.get("merge", 0.0) + time.perf_counter() - tick
+        merged = time.perf_counter() - tick
+        result.stages["merge"] = result.stages.get("merge", 0.0) + merged
         self.progress("merge")
         frames.release()
         for frame in (run_events, new):
             frame.unpersist()
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
-        log.info("pipeline batch (%d, %d] published in %.1f s", low, high, time.perf_counter() - started)
+        log.info(
+            "pipeline batch (%d, %d] published in %.1f s (merge, holding the store's write lock: %.1f s)",
+            low,
+            high,
+            time.perf_counter() - started,
+            merged,
+        )
 
     def shuffle_partitions(self) -> int:
         return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
