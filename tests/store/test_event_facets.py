@@ -20,6 +20,7 @@ from headwater.cli import main
 from headwater.events.facet_refs import facet_hash
 from headwater.events.validate import validate_event
 from headwater.store import EventStore
+from headwater.store.event_facets import RecentHashes
 from headwater.store.facet_conversion import convert_store, pending_conversion
 from headwater.store.retention_sql import delete_doomed, list_doomed
 from tests.factories import facet, run_event
@@ -244,3 +245,17 @@ def test_db_upgrade_converts_the_events_of_an_older_store(database_url: str, sto
     assert all(count == 5 for _, count in _stored_cores(store))
     again = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
     assert "converted" not in again.output
+
+
+def test_the_memory_of_written_hashes_is_bounded_and_forgets_after_a_sweep() -> None:
+    recent = RecentHashes(limit=3)
+    recent.check(0)
+    recent.add(["a", "b"])
+    recent.add(["c", "d"])  # the young generation is full: it becomes the old one
+    assert all(h in recent for h in "abcd")
+    recent.add(["e", "f"])
+    assert [h in recent for h in "abcdef"] == [False, False, True, True, True, True]
+    recent.check(0)
+    assert "f" in recent
+    recent.check(1)  # a sweep ran: nothing written before it is vouched for
+    assert not any(h in recent for h in "abcdef")

@@ -134,12 +134,13 @@ class RecentHashes:
             with self._lock:
                 self._young, self._old, self.generation = set(), set(), generation
 
-    def add(self, hashes: Iterable[str]) -> None:
+    def add(self, hashes: Sequence[str]) -> None:
+        if not hashes:
+            return
         with self._lock:
-            for digest in hashes:
-                if len(self._young) >= self.limit:
-                    self._old, self._young = self._young, set()
-                self._young.add(digest)
+            if len(self._young) + len(hashes) > self.limit:
+                self._old, self._young = self._young, set()
+            self._young.update(hashes)
 
 
 def write_facets(
