@@ -17,9 +17,9 @@ import orjson
 
 from headwater.events.facets import FacetKind, facet_path
 
-# (the facet's path in the event, the hash of its canonical bytes, those bytes, why it breaks its
-# rules: empty when it is fine)
-FacetValue = tuple[str, str, bytes, tuple[str, ...]]
+# (the hash of a facet's canonical bytes, those bytes, why it breaks its rules: empty when it is
+# fine, whether it is a job's or a dataset's facet, which may carry `_deleted`)
+FacetValue = tuple[str, bytes, tuple[str, ...], bool]
 Reasons = Callable[[str, object, FacetKind], Sequence[str]]  # (facet path, value, kind) → reasons
 DELETABLE: frozenset[FacetKind] = frozenset({"job", "dataset"})
 
@@ -83,9 +83,8 @@ def split_event(doc: object, reasons: Reasons | None = None) -> tuple[str, tuple
                 canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
                 digest = facet_hash(canonical)
                 refs[name] = digest
-                where = facet_path(path, name)
-                why = tuple(reasons(where, value, kind)) if reasons is not None else ()
-                values.append((where, digest, canonical, why))
+                why = tuple(reasons(facet_path(path, name), value, kind)) if reasons is not None else ()
+                values.append((digest, canonical, why, kind in DELETABLE))
             holder[key] = refs
         return orjson.dumps(core).decode(), tuple(values)
     except orjson.JSONEncodeError:

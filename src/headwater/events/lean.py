@@ -81,15 +81,19 @@ class _NotLean(Exception):
     """The event leaves the lean path for `validate_event`."""
 
 
-# canonical bytes, reasons the facet breaks its rules, and the hash with the canonical bytes (None
-# for a value that is not an object: such an event is stored whole)
-Verdict = tuple[orjson.Fragment, tuple[str, ...], tuple[str, bytes] | None]
-# (facet name, hash, canonical bytes, reasons) of each facet of a container, or None when one of
-# them is not an object
-_Refs = tuple[tuple[str, str, bytes, tuple[str, ...]], ...] | None
+# canonical bytes, reasons the facet breaks its rules, and the facet's value as the store keeps it
+# (None for a value that is not an object: such an event is stored whole)
+Verdict = tuple[orjson.Fragment, tuple[str, ...], FacetValue | None]
 # A container's canonical bytes, the (facet name, reasons) of each facet that breaks its rules,
-# the bytes of its `parent` facet if it has one, and its facets by hash.
-ContainerVerdict = tuple[orjson.Fragment, tuple[tuple[str, tuple[str, ...]], ...], bytes | None, _Refs]
+# the bytes of its `parent` facet if it has one, the container as the event's core holds it (each
+# facet replaced by its hash) and its facet values; both None when a facet is not an object.
+ContainerVerdict = tuple[
+    orjson.Fragment,
+    tuple[tuple[str, tuple[str, ...]], ...],
+    bytes | None,
+    orjson.Fragment | None,
+    tuple[FacetValue, ...] | None,
+]
 _Key = tuple[bool, bool, bytes]  # (a container?, may its facets carry _deleted?, exact bytes)
 _V = TypeVar("_V")
 _SEEN_MAX = 200_000
@@ -115,10 +119,18 @@ class FacetVerdicts:
         self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
 
     def container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
-        return self._cached((True, kind in _DELETABLE, raw), lambda: self._judge_container(raw, kind))
+        key = (True, kind in _DELETABLE, raw)
+        found: ContainerVerdict | None = self._young.get(key)
+        if found is not None:  # most containers: answered without a call or a closure
+            return found
+        return self._cached(key, lambda: self._judge_container(raw, kind))
 
     def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
-        return self._cached((False, kind in _DELETABLE, raw), lambda: self._judge(raw, kind))
+        key = (False, kind in _DELETABLE, raw)
+        found: Verdict | None = self._young.get(key)
+        if found is not None:
+            return found
+        return self._cached(key, lambda: self._judge(raw, kind))
 
     def _cached(self, key: _Key, judge: Callable[[], _V]) -> _V:
         """The remembered verdict of `key`, else `judge()`'s, remembered from its second sighting."""
@@ -151,23 +163,28 @@ class FacetVerdicts:
             raise _NotLean from None
         canonical: dict[str, orjson.Fragment] = {}
         issues: list[tuple[str, tuple[str, ...]]] = []
-        refs: list[tuple[str, str, bytes, tuple[str, ...]]] | None = []
+        hashes: dict[str, str] | None = {}
+        values: list[FacetValue] = []
         for name, value in facets.items():
-            fragment, reasons, ref = self.verdict(bytes(value), kind)
+            fragment, reasons, stored = self.verdict(bytes(value), kind)
             canonical[name] = fragment
             if reasons:
                 issues.append((name, reasons))
-            if ref is None or refs is None:
-                refs = None
+            if stored is None or hashes is None:
+                hashes = None
             else:
-                refs.append((name, ref[0], ref[1], reasons))
+                hashes[name] = stored[0]
+                values.append(stored)
         parent = facets.get("parent")
         whole = orjson.Fragment(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
+        if hashes is None:
+            return whole, tuple(issues), None if parent is None else bytes(parent), None, None
         return (
             whole,
             tuple(issues),
             None if parent is None else bytes(parent),
-            None if refs is None else tuple(refs),
+            orjson.Fragment(orjson.dumps(hashes)),
+            tuple(values),
         )
 
     def _judge(self, raw: bytes, kind: FacetKind) -> Verdict:
@@ -177,8 +194,13 @@ class FacetVerdicts:
         except (orjson.JSONDecodeError, TypeError):  # 64-bit overflow and the like: the full path
             raise _NotLean from None
         self.checks += 1
-        ref = (facet_hash(canonical), canonical) if isinstance(value, dict) else None
-        return orjson.Fragment(canonical), tuple(facet_reasons(value, kind, remember=False)), ref
+        reasons = tuple(facet_reasons(value, kind, remember=False))
+        stored = (
+            (facet_hash(canonical), canonical, reasons, kind in _DELETABLE)
+            if isinstance(value, dict)
+            else None
+        )
+        return orjson.Fragment(canonical), reasons, stored
 
     def _keep(self, key: _Key, verdict: Any) -> None:
         with self._lock:
@@ -197,36 +219,31 @@ VERDICTS = FacetVerdicts()
 
 
 class _Judged:
-    """Warnings and untrusted facet paths of one event, in the order `validate_event` finds them."""
+    """Warnings, untrusted facet paths and facet values of one event, in the order
+    `validate_event` finds them."""
 
-    __slots__ = ("core", "untrusted", "values", "warnings")
+    __slots__ = ("untrusted", "values", "warnings")
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
         self.untrusted: list[str] = []
         self.values: list[FacetValue] | None = []  # None: the event is stored whole
-        self.core: dict[str, Any] = {}  # the event with each facet replaced by its hash
 
     def facets(
-        self, container: Facets | UnsetType, path: str, kind: FacetKind
-    ) -> tuple[orjson.Fragment, bytes | None, dict[str, str]] | None:
-        """The container's canonical bytes, its parent facet's, and its facets by hash, noting its
-        warnings and facet values."""
-        if container is UNSET:
-            return None
-        canonical, issues, parent, refs = VERDICTS.container(bytes(container), kind)
+        self, container: Facets, path: str, kind: FacetKind
+    ) -> tuple[orjson.Fragment, bytes | None, orjson.Fragment | None]:
+        """The container's canonical bytes, its parent facet's, and the container as the core
+        holds it, noting its warnings and facet values."""
+        canonical, issues, parent, core, values = VERDICTS.container(bytes(container), kind)
         for name, reasons in issues:
             where = facet_path(path, name)
             self.warnings.extend(f"{where}: {reason}" for reason in reasons)
             self.untrusted.append(where)
-        hashes: dict[str, str] = {}
-        if refs is None:
+        if values is None:
             self.values = None
         elif self.values is not None:
-            for name, digest, value, reasons in refs:
-                hashes[name] = digest
-                self.values.append((facet_path(path, name), digest, value, reasons))
-        return canonical, parent, hashes
+            self.values.extend(values)
+        return canonical, parent, core
 
     def dataset(
         self, item: _Input | _Output, path: str, extra_key: str, extra: Facets | UnsetType, kind: FacetKind
@@ -234,12 +251,10 @@ class _Judged:
         """The dataset's canonical form and its core."""
         out: dict[str, Any] = {"namespace": item.namespace, "name": item.name}
         core = dict(out)
-        facets = self.facets(item.facets, f"{path}.facets", "dataset")
-        if facets is not None:
-            out["facets"], core["facets"] = facets[0], facets[2]
-        extra_facets = self.facets(extra, f"{path}.{extra_key}", kind)
-        if extra_facets is not None:
-            out[extra_key], core[extra_key] = extra_facets[0], extra_facets[2]
+        if item.facets is not UNSET:
+            out["facets"], _, core["facets"] = self.facets(item.facets, f"{path}.facets", "dataset")
+        if extra is not UNSET:
+            out[extra_key], _, core[extra_key] = self.facets(extra, f"{path}.{extra_key}", kind)
         return out, core
 
 
@@ -288,18 +303,16 @@ def _validate(raw: bytes) -> Event:
     parent_run_id = root_run_id = None
     canonical_run: dict[str, Any] = {"runId": run.runId}
     core["run"] = core_run = dict(canonical_run)
-    run_facets = judged.facets(run.facets, "run.facets", "run")
-    if run_facets is not None:
-        canonical_run["facets"], parent, core_run["facets"] = run_facets
+    if run.facets is not UNSET:
+        canonical_run["facets"], parent, core_run["facets"] = judged.facets(run.facets, "run.facets", "run")
         if parent is not None:
             parent_run_id, root_run_id = _parent_ids(parent)
     canonical["run"] = canonical_run
     job = doc.job
     canonical_job: dict[str, Any] = {"namespace": job.namespace, "name": job.name}
     core["job"] = core_job = dict(canonical_job)
-    job_facets = judged.facets(job.facets, "job.facets", "job")
-    if job_facets is not None:
-        canonical_job["facets"], _, core_job["facets"] = job_facets
+    if job.facets is not UNSET:
+        canonical_job["facets"], _, core_job["facets"] = judged.facets(job.facets, "job.facets", "job")
     canonical["job"] = canonical_job
     if doc.inputs is not UNSET:
         inputs = [

@@ -327,7 +327,8 @@ class KafkaIngester:
     def _append(self, events: Sequence[Event], received_at: str) -> list[bool]:
         if self.writer is not None:
             return self.writer.append_sync(events)
-        return self.store.append(events, received_at)
+        with collector_paused():
+            return self.store.append(events, received_at)
 
     def _append_generic(self, events: Sequence[GenericEvent], received_at: str) -> list[GenericStored]:
         if self.writer is not None:

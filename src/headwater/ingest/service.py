@@ -27,7 +27,9 @@ def collector_paused() -> Iterator[None]:
 
     Parsing a batch allocates hundreds of thousands of dicts and strings that are all alive, so
     the collector would walk them again and again for nothing: pausing it halves the CPU cost of
-    a 1,000-event batch. Only for sections with no await: the pause is process-wide.
+    a 1,000-event batch. Only for sections with no await: the pause is process-wide. Threads may
+    pause it at the same time (a request's decoding and the writer's commit): whoever found it
+    enabled enables it again, so it always ends enabled.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import orjson
@@ -84,22 +85,17 @@ def fetch_values(cur: Any, sql: Callable[[str], str], hashes: Sequence[str]) -> 
     return values
 
 
-def _deletable(path: str) -> bool:
-    """Whether the facet at `path` is a job's or a dataset's (which may carry `_deleted`)."""
-    if path.startswith(("job.", "dataset.")):
-        return True
-    if path.startswith(("inputs[", "outputs[")):
-        return path[path.index("]") + 2 :].startswith("facets")
-    return False
-
-
-def facet_rows(values: Iterable[FacetValue], skip: Callable[[str], bool]) -> dict[str, tuple[Any, ...]]:
-    """The event_facets rows of the values, one per hash, but those `skip` says are written."""
+def facet_rows(
+    values: Iterable[FacetValue], young: AbstractSet[str] = frozenset(), old: AbstractSet[str] = frozenset()
+) -> dict[str, tuple[Any, ...]]:
+    """The event_facets rows of the values, one per hash, but those in `young` or `old` (written
+    lately: `RecentHashes.generations`)."""
     rows: dict[str, tuple[Any, ...]] = {}
-    for path, digest, canonical, reasons in values:
-        if digest not in rows and not skip(digest):
-            verdict = orjson.dumps(list(reasons)).decode() if reasons else None
-            rows[digest] = (digest, canonical.decode(), verdict, int(_deletable(path)))
+    for digest, canonical, reasons, deletable in values:
+        if digest in rows or digest in young or digest in old:
+            continue
+        verdict = orjson.dumps(list(reasons)).decode() if reasons else None
+        rows[digest] = (digest, canonical.decode(), verdict, int(deletable))
     return rows
 
 
@@ -128,6 +124,10 @@ class RecentHashes:
     def __contains__(self, digest: str) -> bool:
         return digest in self._young or digest in self._old
 
+    def generations(self) -> tuple[set[str], set[str]]:
+        """Both sets, to test many hashes without a call each (only the writer adds to them)."""
+        return self._young, self._old
+
     def check(self, generation: int) -> None:
         """Forget everything when a sweep ran since the hashes were remembered."""
         if generation != self.generation:
@@ -149,7 +149,7 @@ def write_facets(
     """Insert the facet values of the events that this process did not write lately, inside the
     events' own transaction; returns the hashes to remember once it commits."""
     recent.check(sweeps(cur, sql))
-    rows = facet_rows((value for event in events for value in event.facet_values), recent.__contains__)
+    rows = facet_rows((value for event in events for value in event.facet_values), *recent.generations())
     if rows:
         insert_values(cur, sql, rows.values())
     return list(rows)

@@ -72,7 +72,7 @@ def convert_store(
                 if split is not None:
                     cores.append((split[0], len(split[1]), int(seq)))
                     values.extend(split[1])
-            rows_of_values = facet_rows(values, lambda _: False)
+            rows_of_values = facet_rows(values)
             if rows_of_values:
                 insert_values(cur, store.sql, rows_of_values.values())
             if cores:

@@ -231,27 +231,24 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
     def append(self, events: Sequence[Event], received_at: str) -> list[bool]:
         if not events:
             return []
-        fresh: dict[str, int] = {}
+        first: dict[str, int] = {}
         for position, event in enumerate(events):
-            fresh.setdefault(event.event_id, position)
+            first.setdefault(event.event_id, position)
+        positions = list(first.values())  # the first of each eventId, in order
         recent = self._recent_facets()
-        written: list[str] = []
         with self._writing() as cur:
-            ids = list(fresh)
-            for start in range(0, len(ids), CHUNK):
-                chunk = ids[start : start + CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                cur.execute(self._sql(f"SELECT event_id FROM events WHERE event_id IN ({marks})"), chunk)
-                for (existing,) in cur.fetchall():
-                    fresh.pop(existing, None)
-            new_positions = sorted(fresh.values())
-            if new_positions:
-                written = write_facets(cur, self._sql, [events[p] for p in new_positions], recent)
-                cur.executemany(
-                    self._sql(_INSERT), [_insert_params(events[p], received_at) for p in new_positions]
-                )
+            # Insert first, ask later: events sent again are rare, so the insert's count of rows
+            # tells almost always that every event was new, with no lookup of the eventIds before.
+            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
+            before = cur.fetchone()[0]
+            written = write_facets(cur, self._sql, [events[p] for p in positions], recent)
+            cur.executemany(self._sql(_INSERT), [_insert_params(events[p], received_at) for p in positions])
+            if cur.rowcount != len(positions):  # some were stored before: which are new?
+                cur.execute(self._sql("SELECT event_id FROM events WHERE seq > ?"), (before,))
+                inserted = {row[0] for row in cur.fetchall()}
+                positions = [p for p in positions if events[p].event_id in inserted]
         recent.add(written)  # only once committed
-        stored = set(new_positions)
+        stored = set(positions)
         return [position in stored for position in range(len(events))]
 
     def run_events(
