@@ -11,6 +11,7 @@ import pytest
 
 from headwater.events.validate import validate_event
 from headwater.store import EventStore, RunCursor, open_store
+from headwater.store.sql import RUN_TREE
 from tests.factories import migration_versions, run_event
 
 RECEIVED = "2024-06-01T00:00:00.0000000Z"
@@ -103,6 +104,33 @@ def test_children_are_included_only_when_asked(store: EventStore) -> None:
     assert [e.run_id for e in tree] == [grandchild, child, root]
     assert store.has_run(child, include_children=False)
     assert not store.has_run(str(uuid.uuid4()), include_children=True)
+
+
+def test_a_root_without_events_of_its_own_is_found_through_a_grandchild(store: EventStore) -> None:
+    root, child, grandchild = (str(uuid.uuid4()) for _ in range(3))
+    deep = validate_event(run_event(grandchild, parent=child, root=root))
+    store.append([deep], RECEIVED)
+    assert store.has_run(root, include_children=True)
+    assert not store.has_run(root, include_children=False)
+    assert [e.run_id for e in store.run_events(root, include_children=True, limit=10, after=None)] == [
+        grandchild
+    ]
+
+
+@pytest.mark.parametrize("where", RUN_TREE)
+def test_each_key_of_a_run_tree_is_read_from_an_index(store: EventStore, where: str) -> None:
+    """The root's index is partial (migration 0014): its query must repeat the index's condition."""
+    query = store.sql(f"SELECT seq FROM events WHERE {where} ORDER BY event_time DESC, event_id DESC LIMIT 5")
+    with store.transaction() as cur:
+        if store.backend == "sqlite":
+            cur.execute(f"EXPLAIN QUERY PLAN {query}", ("r",))
+            plan = " ".join(str(row[-1]) for row in cur.fetchall())
+            assert "INDEX events_by_" in plan and "TEMP B-TREE" not in plan, plan
+        else:
+            cur.execute("SET LOCAL enable_seqscan = off")
+            cur.execute(f"EXPLAIN {query}", ("r",))
+            plan = " ".join(str(row[0]) for row in cur.fetchall())
+            assert "Index Scan" in plan and "Sort" not in plan, plan
 
 
 def test_list_events_filters_by_time_and_sorts(store: EventStore) -> None:

@@ -52,6 +52,15 @@ _INSERT = (
 )
 _DEAD_LETTER_COLUMNS = "topic, partition_no, msg_offset, msg_key, msg_value, error, received_at"
 _NEWEST_FIRST = "ORDER BY event_time DESC, event_id DESC"
+# A run's events, then those of its tree: its children by parent, and the rest by root. The root's
+# index holds only the events the first two do not find (migration 0014); a query repeats its
+# condition to use it.
+RUN_ONLY = "run_id = ?"
+RUN_TREE = (
+    RUN_ONLY,
+    "parent_run_id = ?",
+    "root_run_id = ? AND root_run_id <> run_id AND root_run_id <> parent_run_id",
+)
 
 # -- the lineage model --------------------------------------------------------------------------
 LATEST_RUNS = 10  # runs a job answer carries in latestRuns, like Marquez
@@ -254,11 +263,9 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
     def run_events(
         self, run_id: str, *, include_children: bool, limit: int, after: RunCursor | None
     ) -> list[StoredEvent]:
-        keys = ("run_id", "parent_run_id", "root_run_id") if include_children else ("run_id",)
         branches: list[str] = []
         params: list[Any] = []
-        for key in keys:
-            where = f"{key} = ?"
+        for where in RUN_TREE if include_children else (RUN_ONLY,):
             params.append(run_id)
             if after is not None:
                 where += " AND (event_time, event_id) < (?, ?)"
@@ -276,10 +283,9 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             return self._stored_events(cur, cur.fetchall())
 
     def has_run(self, run_id: str, *, include_children: bool) -> bool:
-        keys = ("run_id", "parent_run_id", "root_run_id") if include_children else ("run_id",)
         with self._reading() as cur:
-            for key in keys:
-                cur.execute(self._sql(f"SELECT 1 FROM events WHERE {key} = ? LIMIT 1"), (run_id,))
+            for where in RUN_TREE if include_children else (RUN_ONLY,):
+                cur.execute(self._sql(f"SELECT 1 FROM events WHERE {where} LIMIT 1"), (run_id,))
                 if cur.fetchone():
                     return True
         return False
