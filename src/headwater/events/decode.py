@@ -21,8 +21,9 @@ class Document:
     value: Any = None
     raw: bytes | None = None  # the event's own bytes when the body held exactly them
     error: str | None = None
-    # False: only `raw` is known, its syntax checked; whoever validates it parses it (the lean
-    # path parses no more than it must). `where` then prefixes a parse error found later.
+    # False: only `raw` is known (its syntax checked, except a Kafka message's); whoever validates
+    # it parses it (the lean path parses no more than it must). `where` then prefixes a parse
+    # error found later.
     parsed: bool = True
     where: str = ""
 

@@ -17,8 +17,8 @@ serialization.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 import msgspec
 import orjson
@@ -62,19 +62,24 @@ class _Output(Struct, forbid_unknown_fields=True, gc=False):
 
 
 class _RunEvent(Struct, forbid_unknown_fields=True, gc=False):
-    """What the lean path takes: a RunEvent made of the core's fields only, each of its type."""
+    """What the lean path takes: a RunEvent made of the core's fields only, each of its type. The
+    job and the datasets are kept as their bytes: they come back unchanged event after event, so
+    each distinct one is decoded once (`Part`)."""
 
     eventTime: str
     producer: str
     run: _Run
-    job: _Job
+    job: Raw
     eventType: str | UnsetType = UNSET
     schemaURL: str | UnsetType = UNSET
-    inputs: list[_Input] | UnsetType = UNSET
-    outputs: list[_Output] | UnsetType = UNSET
+    inputs: Raw | UnsetType = UNSET
+    outputs: Raw | UnsetType = UNSET
 
 
 _DECODER = msgspec.json.Decoder(_RunEvent)
+_JOB = msgspec.json.Decoder(_Job)
+_INPUTS = msgspec.json.Decoder(list[_Input])
+_OUTPUTS = msgspec.json.Decoder(list[_Output])
 
 
 class _NotLean(Exception):
@@ -94,7 +99,20 @@ ContainerVerdict = tuple[
     orjson.Fragment | None,
     tuple[FacetValue, ...] | None,
 ]
-_Key = tuple[bool, bool, bytes]  # (a container?, may its facets carry _deleted?, exact bytes)
+# The verdict of an event's job, inputs or outputs: its canonical bytes, its form in the core (None
+# when a facet is not an object), its warnings, untrusted facet paths and facet values (None with
+# the core), and for the job its (namespace, name).
+Part = tuple[
+    orjson.Fragment,
+    orjson.Fragment | None,
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[FacetValue, ...] | None,
+    tuple[str, str] | None,
+]
+PartName = Literal["job", "inputs", "outputs"]
+# (what the bytes are: "container", "value" or a PartName; may its facets carry _deleted?, bytes)
+_Key = tuple[str, bool, bytes]
 _V = TypeVar("_V")
 _SEEN_MAX = 200_000
 
@@ -118,15 +136,22 @@ class FacetVerdicts:
         self._lock = threading.Lock()
         self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
 
+    def part(self, name: PartName, raw: bytes) -> Part:
+        key = (name, False, raw)
+        found: Part | None = self._young.get(key)
+        if found is not None:
+            return found
+        return self._cached(key, lambda: _judge_part(name, raw))
+
     def container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
-        key = (True, kind in _DELETABLE, raw)
+        key = ("container", kind in _DELETABLE, raw)
         found: ContainerVerdict | None = self._young.get(key)
         if found is not None:  # most containers: answered without a call or a closure
             return found
         return self._cached(key, lambda: self._judge_container(raw, kind))
 
     def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
-        key = (False, kind in _DELETABLE, raw)
+        key = ("value", kind in _DELETABLE, raw)
         found: Verdict | None = self._young.get(key)
         if found is not None:
             return found
@@ -245,6 +270,15 @@ class _Judged:
             self.values.extend(values)
         return canonical, parent, core
 
+    def add(self, part: Part) -> None:
+        """Note the warnings, untrusted facets and facet values of a part of the event."""
+        self.warnings.extend(part[2])
+        self.untrusted.extend(part[3])
+        if part[4] is None:
+            self.values = None
+        elif self.values is not None:
+            self.values.extend(part[4])
+
     def dataset(
         self, item: _Input | _Output, path: str, extra_key: str, extra: Facets | UnsetType, kind: FacetKind
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -256,6 +290,37 @@ class _Judged:
         if extra is not UNSET:
             out[extra_key], _, core[extra_key] = self.facets(extra, f"{path}.{extra_key}", kind)
         return out, core
+
+
+def _judge_part(name: PartName, raw: bytes) -> Part:
+    """Decode and judge an event's job, inputs or outputs (see `Part`)."""
+    judged = _Judged()
+    canonical: Any
+    core: Any
+    identity = None
+    if name == "job":
+        job = _JOB.decode(raw)
+        canonical = {"namespace": job.namespace, "name": job.name}
+        core = dict(canonical)
+        if job.facets is not UNSET:
+            canonical["facets"], _, core["facets"] = judged.facets(job.facets, "job.facets", "job")
+        identity = (job.namespace, job.name)
+    else:
+        kind: FacetKind = "input" if name == "inputs" else "output"
+        extra = f"{kind}Facets"
+        items: Sequence[_Input | _Output] = (_INPUTS if name == "inputs" else _OUTPUTS).decode(raw)
+        pairs = [
+            judged.dataset(item, f"{name}[{i}]", extra, getattr(item, extra), kind)
+            for i, item in enumerate(items)
+        ]
+        canonical, core = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+    values = None if judged.values is None else tuple(judged.values)
+    try:
+        whole = orjson.Fragment(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
+        stored = None if values is None else orjson.Fragment(orjson.dumps(core))
+    except TypeError:  # a string orjson cannot write (a lone surrogate): the full path decides
+        raise _NotLean from None
+    return whole, stored, tuple(judged.warnings), tuple(judged.untrusted), values, identity
 
 
 _PARENTS_MAX = 10_000
@@ -308,26 +373,19 @@ def _validate(raw: bytes) -> Event:
         if parent is not None:
             parent_run_id, root_run_id = _parent_ids(parent)
     canonical["run"] = canonical_run
-    job = doc.job
-    canonical_job: dict[str, Any] = {"namespace": job.namespace, "name": job.name}
-    core["job"] = core_job = dict(canonical_job)
-    if job.facets is not UNSET:
-        canonical_job["facets"], _, core_job["facets"] = judged.facets(job.facets, "job.facets", "job")
-    canonical["job"] = canonical_job
+    job = VERDICTS.part("job", bytes(doc.job))
+    canonical["job"], core["job"] = job[0], job[1]
+    judged.add(job)
+    assert job[5] is not None
+    job_namespace, job_name = job[5]
     if doc.inputs is not UNSET:
-        inputs = [
-            judged.dataset(item, f"inputs[{i}]", "inputFacets", item.inputFacets, "input")
-            for i, item in enumerate(doc.inputs)
-        ]
-        canonical["inputs"] = [pair[0] for pair in inputs]
-        core["inputs"] = [pair[1] for pair in inputs]
+        inputs = VERDICTS.part("inputs", bytes(doc.inputs))
+        canonical["inputs"], core["inputs"] = inputs[0], inputs[1]
+        judged.add(inputs)
     if doc.outputs is not UNSET:
-        outputs = [
-            judged.dataset(item, f"outputs[{i}]", "outputFacets", item.outputFacets, "output")
-            for i, item in enumerate(doc.outputs)
-        ]
-        canonical["outputs"] = [pair[0] for pair in outputs]
-        core["outputs"] = [pair[1] for pair in outputs]
+        outputs = VERDICTS.part("outputs", bytes(doc.outputs))
+        canonical["outputs"], core["outputs"] = outputs[0], outputs[1]
+        judged.add(outputs)
     if doc.eventType is not UNSET:
         canonical["eventType"] = core["eventType"] = doc.eventType
     if doc.schemaURL is not UNSET:
@@ -345,8 +403,8 @@ def _validate(raw: bytes) -> Event:
         run_id=run_id,
         parent_run_id=parent_run_id,
         root_run_id=root_run_id or run_id,
-        job_namespace=job.namespace,
-        job_name=job.name,
+        job_namespace=job_namespace,
+        job_name=job_name,
         dataset_namespace=None,
         dataset_name=None,
         producer=doc.producer,

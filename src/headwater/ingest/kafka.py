@@ -36,7 +36,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from headwater.config import Settings
 from headwater.errors import ConfigError, HeadwaterError, StoreRefused
-from headwater.events.decode import Document, MalformedJSON, loads, unparsed_document
+from headwater.events.decode import Document, MalformedJSON, loads
 from headwater.events.generic import GenericEvent
 from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
@@ -136,7 +136,8 @@ def all_topics(settings: Settings) -> list[str]:
 def decode_message(index: int, value: bytes | None, max_bytes: int, *, lazy: bool = False) -> Document:
     """One message value as a candidate event, or a Document saying why it is none. Its topic
     says which rules validate it: a generic topic's, or OpenLineage's (`lazy`: left unparsed for
-    the lean path when it is well-formed JSON)."""
+    the lean path, which reads a message once; one that is not JSON is rejected with the same
+    message when it is validated)."""
     if value is None:
         return Document(index, error="message has no value (a tombstone)")
     if len(value) > max_bytes:
@@ -145,9 +146,8 @@ def decode_message(index: int, value: bytes | None, max_bytes: int, *, lazy: boo
             error=f"message value of {len(value)} bytes is larger than the limit of {max_bytes} bytes "
             "(kafka_max_message_bytes)",
         )
-    found = unparsed_document(index, value) if lazy else None
-    if found is not None:
-        return found
+    if lazy:
+        return Document(index, raw=value, parsed=False)
     try:
         return Document(index, loads(value), raw=value)
     except MalformedJSON as exc:
