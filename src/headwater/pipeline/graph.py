@@ -50,7 +50,7 @@ def aliases(symlinks: DataFrame) -> DataFrame:
         .agg(F.max("known").alias("known"))
         .select("node_id", F.concat(F.when(F.col("known"), "0").otherwise("1"), "node_id").alias("label"))
     )
-    labels = labels.localCheckpoint()
+    labels = labels.localCheckpoint(eager=False)
     before = _fingerprint(labels, "label")
     for _ in range(MAX_ROUNDS):
         proposed = (
@@ -59,10 +59,10 @@ def aliases(symlinks: DataFrame) -> DataFrame:
             .unionByName(labels)
             .groupBy("node_id")
             .agg(F.min("label").alias("label"))
-            .localCheckpoint()
+            .localCheckpoint(eager=False)
         )
         labels = proposed
-        after = _fingerprint(labels, "label")
+        after = _fingerprint(labels, "label")  # the round's one job: it also materialises `labels`
         if after == before:  # labels only ever decrease: an unchanged fingerprint means done
             break
         before = after
@@ -120,49 +120,55 @@ def condensed_edges(edges: DataFrame) -> DataFrame:
     )
 
 
-def _ultimate(pairs: DataFrame, kind: str) -> DataFrame:
-    """For `pairs` (node, next) meaning node's neighbour in one direction, the ultimate ends.
+def ultimate_nodes(condensed: DataFrame) -> DataFrame:
+    """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset.
 
-    A node with no neighbour is its own ultimate end (distance 0). Otherwise its ends are the
-    ends of its neighbours, one step further; in a cycle a node keeps the shortest distance, so
-    the propagation stops once no (node, end) pair gets shorter or new.
+    Both are found in one propagation over (kind, node, next) pairs, `next` being the node's
+    neighbour upstream (kind `source`) or downstream (`destination`). A node with no neighbour
+    is its own end (distance 0). Otherwise its ends are its neighbours' ends, one step further;
+    in a cycle a node keeps the shortest distance, so the propagation stops once no (kind, node,
+    end) gets shorter or new. Each round is one Spark job (its check materialises the round).
     """
-    nodes = (
-        pairs.select(F.col("node").alias("node_id"))
-        .unionByName(pairs.select(F.col("next").alias("node_id")))
-        .distinct()
+    flat = condensed.select("src_id", "dst_id").distinct()
+    pairs = (
+        flat.select(
+            F.lit("source").alias("kind"), F.col("dst_id").alias("node"), F.col("src_id").alias("next")
+        )
+        .unionByName(
+            flat.select(
+                F.lit("destination").alias("kind"),
+                F.col("src_id").alias("node"),
+                F.col("dst_id").alias("next"),
+            )
+        )
+        .localCheckpoint()
     )
-    ends = nodes.join(pairs.select(F.col("node").alias("node_id")).distinct(), "node_id", "left_anti")
-    found = ends.select(
-        "node_id", F.col("node_id").alias("other_id"), F.lit(0).alias("distance")
-    ).localCheckpoint()
-    pair = F.concat_ws("|", "node_id", "other_id", "distance")
+    nodes = pairs.select("kind", F.col("node").alias("node_id")).unionByName(
+        pairs.select("kind", F.col("next").alias("node_id"))
+    )
+    ends = nodes.distinct().join(
+        pairs.select("kind", F.col("node").alias("node_id")), ["kind", "node_id"], "left_anti"
+    )
+    found = ends.select("kind", "node_id", F.col("node_id").alias("other_id"), F.lit(0).alias("distance"))
+    found = found.localCheckpoint(eager=False)
+    links = pairs.select("kind", "node", F.col("next").alias("node_id"))  # joined by name: no self-join
+    pair = F.concat_ws("|", "kind", "node_id", "other_id", "distance")
     before = _fingerprint(found, pair)
     for _ in range(MAX_ROUNDS):
-        step = pairs.join(found, pairs.next == found.node_id).select(
-            pairs.node.alias("node_id"), "other_id", (F.col("distance") + 1).alias("distance")
+        step = links.join(found, ["kind", "node_id"]).select(
+            "kind", F.col("node").alias("node_id"), "other_id", (F.col("distance") + 1).alias("distance")
         )
-        merged = (
-            found.unionByName(step).groupBy("node_id", "other_id").agg(F.min("distance").alias("distance"))
-        ).localCheckpoint()
-        found = merged
-        after = _fingerprint(found, pair)
+        found = (
+            found.unionByName(step)
+            .groupBy("kind", "node_id", "other_id")
+            .agg(F.min("distance").alias("distance"))
+            .localCheckpoint(eager=False)
+        )
+        after = _fingerprint(found, pair)  # the round's one job: it also materialises `found`
         if after == before:  # pairs are only added and distances only shrink
             break
         before = after
-    return found.select("node_id", F.lit(kind).alias("kind"), "other_id", "distance")
-
-
-def ultimate_nodes(condensed: DataFrame) -> DataFrame:
-    """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset."""
-    flat = condensed.select("src_id", "dst_id").distinct().cache()
-    sources = _ultimate(flat.select(F.col("dst_id").alias("node"), F.col("src_id").alias("next")), "source")
-    destinations = _ultimate(
-        flat.select(F.col("src_id").alias("node"), F.col("dst_id").alias("next")), "destination"
-    )
-    result = sources.unionByName(destinations)
-    flat.unpersist()
-    return result
+    return found.select("node_id", "kind", "other_id", "distance")
 
 
 def dataset_depth(ultimate: DataFrame) -> DataFrame:
