@@ -617,6 +617,8 @@ class Figure:
             return "n/a"
         if self.unit == "ms":
             return f"{value:,.2f} {self.unit}"
+        if self.unit == "s":
+            return f"{value:,.1f} {self.unit}"
         return f"{value:,.0f} {self.unit}"
 
 

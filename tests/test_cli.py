@@ -118,6 +118,17 @@ def test_db_upgrade_rejects_an_unknown_url() -> None:
     assert "sqlite:///" in result.stderr and "postgresql://" in result.stderr
 
 
+# -- pipeline run -----------------------------------------------------------------------------------
+
+
+def test_pipeline_run_with_nothing_new_starts_no_spark(database_url: str) -> None:
+    # a store of no events: nothing to publish, so no JVM is started (`starting Spark` says one is)
+    result = cli("pipeline", "run", "--quiet", "--database-url", database_url)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "nothing new (checkpoint seq 0)"
+    assert "starting Spark" not in result.stderr
+
+
 # -- settings ----------------------------------------------------------------------------------------
 
 

@@ -549,7 +549,8 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     """Run everything on this machine: the HTTP server and the continuous pipeline.
 
     The server runs as a child process (`headwater serve` with the same settings); the pipeline
-    runs here and publishes new events every --interval seconds. Ctrl-C stops both.
+    runs here and publishes new events as soon as they are stored (a pass at least every
+    --interval seconds). Ctrl-C stops both.
     """
     import subprocess
     import threading

@@ -37,18 +37,22 @@ def with_pipeline_options(command: Any) -> Any:
     return command
 
 
-def open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
-    """Store, SparkSession and Pipeline for the settings, with a progress bar unless quiet."""
+def open_pipeline(
+    settings: Settings, *, quiet: bool, store: Any = None, java_options: str = ""
+) -> tuple[Any, Any, Any]:
+    """Store (`store`, or one opened here), SparkSession and Pipeline for the settings, with a
+    progress bar unless quiet."""
     from tqdm import tqdm
 
     from headwater.pipeline.runner import Pipeline
     from headwater.pipeline.session import spark_session
-    from headwater.store import open_store
 
     try:
-        store = open_store(settings.database_url)
+        store = store or open_settings_store(settings)
         click.echo(f"starting Spark ({settings.spark_master})…", err=True)
-        spark = spark_session(settings.spark_master, driver_memory=settings.spark_driver_memory)
+        spark = spark_session(
+            settings.spark_master, driver_memory=settings.spark_driver_memory, java_options=java_options
+        )
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     bar = None if quiet else tqdm(unit="step", desc="pipeline", leave=False, disable=None)
@@ -72,6 +76,15 @@ def open_pipeline(settings: Settings, *, quiet: bool) -> tuple[Any, Any, Any]:
     return store, spark, pipeline
 
 
+def open_settings_store(settings: Settings) -> Any:
+    from headwater.store import open_store
+
+    try:
+        return open_store(settings.database_url)
+    except HeadwaterError as exc:
+        raise click.ClickException(exc.message) from None
+
+
 def _describe_pass(result: Any) -> str:
     if not result.batches and not result.graph:
         return f"nothing new (checkpoint seq {result.checkpoint})"
@@ -83,11 +96,11 @@ def _describe_pass(result: Any) -> str:
 
 
 @click.group(
-    help=f"""The Spark pipeline that turns stored events into the lineage model.
+    help="""The Spark pipeline that turns stored events into the lineage model.
 
     \b
     Once:          headwater pipeline run                   (new events since the last run)
-    Keep up:       headwater pipeline run --continuous      (a pass every {Settings().pipeline_interval:g} s)
+    Keep up:       headwater pipeline run --continuous      (a pass as soon as events arrive)
     On a cluster:  headwater pipeline run --master spark://host:7077
     From scratch:  headwater pipeline rebuild
 
@@ -101,18 +114,35 @@ def pipeline() -> None:
 
 @pipeline.command("run")
 @with_pipeline_options
-@click.option("--continuous", is_flag=True, help="Keep running: a pass every --interval.")
+@click.option(
+    "--continuous",
+    is_flag=True,
+    help="Keep running: a pass as soon as new events are stored, and at least every --interval.",
+)
 @interval_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
     """Process the events above the checkpoint and publish the lineage model."""
+    from headwater.pipeline import publish
+    from headwater.pipeline.session import QUICK_JVM_EVENTS, QUICK_JVM_OPTIONS
+
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
-    store, spark, runner = open_pipeline(settings, quiet=quiet or continuous)
+    store, java_options = open_settings_store(settings), ""
+    if not continuous:  # a one-off pass: no Spark for nothing, a quick-starting JVM for a little
+        waiting = publish.waiting(store)
+        if waiting is None:
+            click.echo(f"nothing new (checkpoint seq {publish.read_state(store)[0]})")
+            store.close()
+            return
+        java_options = QUICK_JVM_OPTIONS if waiting < QUICK_JVM_EVENTS else ""
+    store, spark, runner = open_pipeline(
+        settings, quiet=quiet or continuous, store=store, java_options=java_options
+    )
     try:
         if continuous:
-            click.echo(f"pipeline: a pass every {settings.pipeline_interval:g} s; Ctrl-C stops", err=True)
+            click.echo("pipeline: a pass as soon as new events are stored; Ctrl-C stops", err=True)
             stop = threading.Event()
             with stopping_on_signals(spark, stop):
                 runner.continuous(

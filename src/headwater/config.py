@@ -251,7 +251,10 @@ class Settings:
         "4g", "Memory of the pipeline's Spark driver JVM (in local mode the executors run inside it)."
     )
     pipeline_interval: float = _setting(
-        5.0, "Seconds between passes of the continuous pipeline (`5`, `500ms`, `2m`).", _seconds
+        5.0,
+        "Longest wait between passes of the continuous pipeline (`5`, `500ms`, `2m`); new events "
+        "start a pass sooner (the store is asked four times a second).",
+        _seconds,
     )
     pipeline_batch_events: int = _setting(
         200_000,

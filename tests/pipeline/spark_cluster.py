@@ -21,15 +21,15 @@ from pathlib import Path
 
 import pyspark
 
+from headwater.pipeline.session import QUICK_JVM_OPTIONS
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 STARTUP_TIMEOUT = 60.0
 STOP_GRACE = 10.0
 LOG_TAIL_LINES = 40
 
-# JVM options for short-lived test JVMs: no C2 compiler and the serial collector roughly halve the
-# startup and small-job time on a two-CPU machine. Drivers may pass them on to their executors
-# (spark.executor.extraJavaOptions) and their own JVM (spark.driver.extraJavaOptions).
-QUICK_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Short-lived test JVMs start quick (the pipeline's own choice for small one-off passes). Drivers
+# may pass them on to their executors (spark.executor.extraJavaOptions) and their own JVM.
 
 # The master's REST submission server binds the fixed port 6066 by default (Spark 4): two clusters at
 # once, e.g. under pytest-xdist, would clash on it. Without port retries a clash on one of our ports

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
 from headwater.cli import main
+from headwater.events.validate import validate_event
 from headwater.pipeline.session import SparkUnavailable, check_java, java_version
+from headwater.store import open_store
 
 
 def test_the_machine_has_a_java_17_or_newer() -> None:
@@ -22,9 +25,18 @@ def test_a_missing_java_is_named_with_the_way_to_install_one(
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java-here"))
     with pytest.raises(SparkUnavailable, match=r"no Java runtime found.*openjdk-17-jre-headless"):
         check_java()
-    result = CliRunner().invoke(
-        main, ["pipeline", "run", "--database-url", f"sqlite:///{tmp_path / 'h.db'}", "--quiet"]
-    )
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    store = open_store(url)  # an event to publish: with nothing new, `pipeline run` needs no Spark
+    doc = {
+        "eventType": "START",
+        "eventTime": "2024-05-01T10:00:00Z",
+        "run": {"runId": "0190a0a0-0000-7000-8000-000000000001"},
+        "job": {"namespace": "n", "name": "j"},
+        "producer": "https://example.com/p",
+    }
+    store.append([validate_event(doc, orjson.dumps(doc))], "2024-05-01T10:00:01Z")
+    store.close()
+    result = CliRunner().invoke(main, ["pipeline", "run", "--database-url", url, "--quiet"])
     assert result.exit_code == 1
     assert "Java 17" in result.output
 

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from headwater.pipeline.locks import PipelineBusy
 from headwater.pipeline.source import connect
@@ -265,18 +264,17 @@ def prepare_staging(store: EventStore) -> None:
 
 def _tagged(frames: Mapping[str, DataFrame]) -> DataFrame:
     """All the frames as one: (table, JSON array of the row's values as text), so that staging
-    every table is one Spark job instead of one per table."""
-    parts = [
-        frame.select(
-            F.lit(name).alias("t"),
-            F.to_json(F.array(*[F.col(c).cast("string") for c in TABLES[name].columns])).alias("v"),
-        )
-        for name, frame in frames.items()
-    ]
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.unionByName(part)
-    return union
+    every table is one Spark job instead of one per table. Written as one SQL statement over a
+    view per frame: built with the DataFrame API, each of the ~400 expressions and unions was a
+    call into the JVM that analysed the growing plan again (a fifth of a small batch's time)."""
+    spark = next(iter(frames.values())).sparkSession
+    parts = []
+    for name, frame in frames.items():
+        view = f"headwater_staged_{name}"
+        frame.createOrReplaceTempView(view)
+        values = ", ".join(f"CAST(`{column}` AS STRING)" for column in TABLES[name].columns)
+        parts.append(f"SELECT '{name}' AS t, to_json(array({values})) AS v FROM {view}")
+    return spark.sql("\nUNION ALL\n".join(parts))
 
 
 def _grouped(rows: Iterable[Any]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
@@ -540,6 +538,14 @@ def read_state(store: EventStore) -> tuple[int, int]:
     """(checkpoint, graph checkpoint): the last seq whose events are in the model and graph."""
     with store.transaction() as cur:
         return _read_state(store, cur)
+
+
+def waiting(store: EventStore) -> int | None:
+    """Events stored above the checkpoint (0 when only the graph is behind), or None when the
+    model, graph included, is current: a pass would do nothing."""
+    checkpoint, graph_checkpoint = read_state(store)
+    events = max(0, store.last_seq() - checkpoint)
+    return events if events or graph_checkpoint < checkpoint else None
 
 
 def reset_model(store: EventStore) -> None:

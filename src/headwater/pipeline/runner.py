@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from headwater.pipeline import graph, publish
+from headwater.pipeline import graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import model_frames
@@ -24,7 +25,9 @@ from headwater.store.base import EventStore
 
 log = logging.getLogger(__name__)
 _EVENTS_PER_PARTITION = 20_000
+POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new events
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
+READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.read_here)
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Pipeline:
         partitions: int = 0,
         dogfood: bool = True,
         progress: Callable[[str], None] | None = None,
+        read_here_rows: int = READ_HERE_ROWS,
     ) -> None:
         self.spark = spark
         self.store = store
@@ -60,9 +64,19 @@ class Pipeline:
         self.partitions = partitions or 2 * self.parallelism
         self.reporter = Reporter(store) if dogfood else None
         self.progress = progress or (lambda _step: None)
+        self.read_here_rows = read_here_rows  # reads up to this many rows are done by the driver
 
     # -- reading ------------------------------------------------------------------------------
+    def _here(self, table: pa.Table | None) -> DataFrame | None:
+        return None if table is None else self.spark.createDataFrame(table)
+
     def _events(self, low: int, high: int, *, readback: bool = False) -> DataFrame:
+        if high - low <= self.read_here_rows:
+            here = self._here(
+                source.events_here(self.url, low, high, readback=readback, limit=self.read_here_rows)
+            )
+            if here is not None:
+                return here
         # a small batch is read in fewer partitions: each one costs a task and a connection
         parts = max(1, min(self.partitions, (high - low) // _EVENTS_PER_PARTITION + 1))
         reader = (
@@ -76,7 +90,13 @@ class Pipeline:
         )
         return reader.load()
 
-    def read_table(self, query: str, schema: str) -> DataFrame:
+    def read_table(self, query: str, schema: str, *, rows: int | None = None) -> DataFrame:
+        """The rows of a query over the model; read in the driver when `rows` (an estimate)
+        says the table is small."""
+        if rows is not None and rows <= self.read_here_rows:
+            here = self._here(source.table_here(self.url, query, schema, self.read_here_rows))
+            if here is not None:
+                return here
         return (
             self.spark.read.format("headwater")
             .option("url", self.url)
@@ -131,10 +151,14 @@ class Pipeline:
         return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
 
     def _size_shuffles(self, rows: int) -> None:
-        """About one shuffle partition per _EVENTS_PER_PARTITION rows, at least one per core; and
-        whole-stage code generation only for batches large enough to repay compiling it (on a
-        batch of a few events, compiling the generated code takes longer than running it)."""
-        parts = max(self.parallelism, min(512, rows // _EVENTS_PER_PARTITION))
+        """About one shuffle partition per _EVENTS_PER_PARTITION rows, at least one per core (and
+        one in all below that many rows); and whole-stage code generation only for batches large
+        enough to repay compiling it (on a batch of a few events, compiling the generated code
+        takes longer than running it)."""
+        if rows < _EVENTS_PER_PARTITION:  # one task per stage: a second would only add overhead
+            parts = 1
+        else:
+            parts = max(self.parallelism, min(512, rows // _EVENTS_PER_PARTITION))
         self.spark.conf.set("spark.sql.shuffle.partitions", str(parts))
         compiled = rows >= _CODEGEN_ROWS
         self.spark.conf.set("spark.sql.codegen.wholeStage", "true" if compiled else "false")
@@ -142,20 +166,24 @@ class Pipeline:
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
-        self._size_shuffles(self._graph_size())
+        size = self._graph_size()
+        self._size_shuffles(size)
         symlinks = self.read_table(
             "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
             "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id",
             "node_id string, alias_node_id string, alias_known int",
+            rows=size,
         )
         current_io = self.read_table(
             "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
             "FROM jobs j JOIN job_version_io v ON v.version_id = j.current_version",
             "job_id string, version_id string, direction string, node_id string",
+            rows=size,
         )
         parents = self.read_table(
             "SELECT parent_node_id, child_node_id FROM job_parents",
             "parent_node_id string, child_node_id string",
+            rows=size,
         )
         alias_map = graph.aliases(symlinks).persist(StorageLevel.MEMORY_AND_DISK)
         edges = graph.lineage_edges(current_io, parents, alias_map).persist(StorageLevel.MEMORY_AND_DISK)
@@ -196,9 +224,10 @@ class Pipeline:
         result = PassResult()
         started = time.perf_counter()
         with pipeline_lock(self.store):
-            publish.prepare_staging(self.store)
             checkpoint, graph_checkpoint = publish.read_state(self.store)
             high = self.store.last_seq()
+            if checkpoint < high or graph_checkpoint < checkpoint:  # else nothing to stage
+                publish.prepare_staging(self.store)
             own = self.reporter.is_own_range(checkpoint, high) if self.reporter else False
             while checkpoint < high and not (stop and stop.is_set()):
                 upper = min(checkpoint + self.batch_events, high)
@@ -219,23 +248,39 @@ class Pipeline:
             publish.reset_model(self.store)
         return self.run_once()
 
+    def news(self, checkpoint: int) -> bool:
+        """Whether events other than the pipeline's own last report are stored above
+        `checkpoint` (one read of the newest seq: cheap enough to ask several times a second)."""
+        high = self.store.last_seq()
+        if high <= checkpoint:
+            return False
+        return not (self.reporter and self.reporter.is_own_range(checkpoint, high))
+
     def continuous(
         self,
         interval: float,
         stop: threading.Event | None = None,
         on_pass: Callable[[PassResult], None] | None = None,
+        *,
+        poll: float = POLL_SECONDS,
     ) -> None:
-        """Pass after pass, `interval` seconds apart, until `stop` is set."""
+        """Passes until `stop` is set: one at least every `interval` seconds (it also publishes
+        the pipeline's own report and calls `on_pass`), and one as soon as other new events are
+        stored, which the store is asked every `poll` seconds; so an event waits for the pass
+        under way, not for the interval."""
         stop = stop or threading.Event()
+        last, checkpoint = float("-inf"), 0
         while not stop.is_set():
-            result = self.run_once(stop)
-            if on_pass:
-                on_pass(result)
-            if result.batches:
-                log.info(
-                    "pipeline: %d batch(es) up to seq %d in %.1f s",
-                    result.batches,
-                    result.checkpoint,
-                    result.seconds,
-                )
-            stop.wait(interval)
+            if time.monotonic() - last >= interval or self.news(checkpoint):
+                result = self.run_once(stop)
+                last, checkpoint = time.monotonic(), result.checkpoint
+                if on_pass:
+                    on_pass(result)
+                if result.batches:
+                    log.info(
+                        "pipeline: %d batch(es) up to seq %d in %.1f s",
+                        result.batches,
+                        result.checkpoint,
+                        result.seconds,
+                    )
+            stop.wait(poll)

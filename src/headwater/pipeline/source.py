@@ -198,6 +198,36 @@ class _QueryReader(DataSourceReader):
             conn.close()
 
 
+def read_here(
+    reader: _EventReader | _QueryReader, partition: InputPartition, schema: str, limit: int
+) -> pa.Table | None:
+    """What `reader` gives for `partition`, read in this process (the driver), or None when it
+    comes to more than `limit` rows. For small reads: a DataFrame made from the table needs no
+    executor task and no planning in a Python worker, which on a batch of a few events cost
+    more than the work itself."""
+    names, types = _split_schema(schema)
+    arrow = _arrow_schema(names, types)
+    batches, rows = [], 0
+    for batch in reader.read(partition):
+        rows += batch.num_rows
+        if rows > limit:
+            return None
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=arrow)
+
+
+def events_here(url: str, low: int, high: int, *, readback: bool, limit: int) -> pa.Table | None:
+    """The events `format("headwater")` reads for (low, high] (or their runs' earlier events),
+    read in the driver; None beyond `limit` rows."""
+    options = {"url": url, "low": str(low), "high": str(high), "readback": str(readback).lower()}
+    return read_here(_EventReader(options), SeqRange(low, high), EVENT_SCHEMA, limit)
+
+
+def table_here(url: str, query: str, schema: str, limit: int) -> pa.Table | None:
+    """The rows of `query` as `kind=table` reads them, read in the driver; None beyond `limit`."""
+    return read_here(_QueryReader({"url": url, "query": query}, schema), InputPartition(0), schema, limit)
+
+
 class HeadwaterSource(DataSource):
     """`spark.read.format("headwater").option("url", …).option("kind", "events"|"table")`."""
 
