@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 from headwater.pipeline import graph, publish, source
 from headwater.pipeline import transforms as t
@@ -65,6 +65,7 @@ class Pipeline:
         self.reporter = Reporter(store) if dogfood else None
         self.progress = progress or (lambda _step: None)
         self.read_here_rows = read_here_rows  # reads up to this many rows are done by the driver
+        self._source_registered = False
 
     # -- reading ------------------------------------------------------------------------------
     def _here(self, table: pa.Table | None) -> DataFrame | None:
@@ -80,8 +81,7 @@ class Pipeline:
         # a small batch is read in fewer partitions: each one costs a task and a connection
         parts = max(1, min(self.partitions, (high - low) // _EVENTS_PER_PARTITION + 1))
         reader = (
-            self.spark.read.format("headwater")
-            .option("url", self.url)
+            self._source(source.EVENT_SCHEMA)
             .option("kind", "events")
             .option("low", str(low))
             .option("high", str(high))
@@ -98,13 +98,21 @@ class Pipeline:
             if here is not None:
                 return here
         return (
-            self.spark.read.format("headwater")
-            .option("url", self.url)
+            self._source(schema)
             .option("kind", "table")
             .option("query", query)
             .option("schema", schema)
             .load()
         )
+
+    def _source(self, schema: str) -> DataFrameReader:
+        """A reader of the `headwater` data source with its schema given (Spark then asks no
+        Python worker for it). The source is registered on first use: registering starts a
+        Python worker (2.4 s of a one-off `pipeline run`), which small passes never need."""
+        if not self._source_registered:
+            self.spark.dataSource.register(source.HeadwaterSource)
+            self._source_registered = True
+        return self.spark.read.format("headwater").schema(schema).option("url", self.url)
 
     def _graph_size(self) -> int:
         with self.store.transaction() as cur:

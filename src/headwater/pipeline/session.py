@@ -69,13 +69,12 @@ def spark_session(
     driver_memory: str = "4g",
     java_options: str = "",
 ) -> SparkSession:
-    """A SparkSession for the pipeline, with the `headwater` data source registered."""
+    """A SparkSession for the pipeline (the pipeline registers its `headwater` data source when
+    it first reads through it)."""
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
-
-    from headwater.pipeline.source import HeadwaterSource
 
     builder = (
         SparkSession.builder.master(master)
@@ -102,5 +101,4 @@ def spark_session(
     except Exception as exc:  # Spark reports JVM start-up failures as many exception types
         raise SparkUnavailable(f"Spark could not start with master {master!r}: {exc}") from None
     spark.sparkContext.setLogLevel("WARN")
-    spark.dataSource.register(HeadwaterSource)
     return spark
