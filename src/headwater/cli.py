@@ -555,6 +555,8 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     import subprocess
     import threading
 
+    from headwater.pipeline.session import run_in_background
+
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
     if demo:
@@ -563,6 +565,7 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     env = {**os.environ, **to_environment(settings)}
     env.pop("HEADWATER_CONFIG", None)
     server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
+    run_in_background()  # the pipeline yields the CPU to the server it started
     store, spark, runner = open_pipeline(settings, quiet=True)
     stop, died = threading.Event(), threading.Event()
     retain = daily_retention(settings, store, runner)

@@ -125,7 +125,7 @@ def pipeline() -> None:
 def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
     """Process the events above the checkpoint and publish the lineage model."""
     from headwater.pipeline import publish
-    from headwater.pipeline.session import QUICK_JVM_EVENTS, QUICK_JVM_OPTIONS
+    from headwater.pipeline.session import QUICK_JVM_EVENTS, QUICK_JVM_OPTIONS, run_in_background
 
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
@@ -137,6 +137,8 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
             store.close()
             return
         java_options = QUICK_JVM_OPTIONS if waiting < QUICK_JVM_EVENTS else ""
+    else:
+        run_in_background()
     store, spark, runner = open_pipeline(
         settings, quiet=quiet or continuous, store=store, java_options=java_options
     )
