@@ -258,7 +258,8 @@ class Settings:
     )
     pipeline_batch_events: int = _setting(
         200_000,
-        "Most events one pipeline batch takes (each is published with its checkpoint in one transaction).",
+        "Most events one pipeline batch takes (each is published with its checkpoint in one "
+        "transaction; on SQLite, while ingest runs, fewer: a merge of about a second).",
         _count,
     )
     pipeline_partitions: int = _setting(

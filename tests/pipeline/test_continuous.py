@@ -1,5 +1,7 @@
 """The continuous pipeline: a pass as soon as new events are stored, not after the interval; the
-pipeline's own report waits for the interval (it would otherwise start a pass after every pass)."""
+pipeline's own report waits for the interval (it would otherwise start a pass after every pass).
+While events are being stored, passes are live: on a single-writer store their batches are sized
+for short merges."""
 
 from __future__ import annotations
 
@@ -11,7 +13,14 @@ from contextlib import contextmanager
 from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import DemoShape, demo_events
-from headwater.pipeline.runner import PassResult, Pipeline
+from headwater.pipeline.runner import (
+    LIVE_BATCH_FIRST,
+    LIVE_BATCH_LEAST,
+    LIVE_MERGE_SECONDS,
+    PassResult,
+    Pipeline,
+    live_batch_size,
+)
 from headwater.store.base import EventStore
 from tests.pipeline.test_pipeline import ingest, query
 
@@ -53,6 +62,7 @@ def test_new_events_start_a_pass_and_the_pipelines_own_report_does_not(
     with continuous(pipeline, passes):
         assert wait_for(lambda: len(passes) == 1), "the first pass starts at once"
         assert passes[0].batches == 1
+        assert not passes[0].live, "nothing was stored while it ran"
         reported = store.last_seq()
         assert reported > passes[0].checkpoint, "the pass reported itself as events"
 
@@ -64,7 +74,45 @@ def test_new_events_start_a_pass_and_the_pipelines_own_report_does_not(
         newest = store.last_seq()
         assert wait_for(lambda: bool(passes) and passes[-1].checkpoint >= newest)
         assert len(passes) == 2, "one pass, started by the new events, took them and the report"
+        assert passes[1].live, "events were stored since the last pass"
     run_ids = {doc["run"]["runId"] for doc in later if "run" in doc}
     published = {row[0] for row in query(store, "SELECT run_id FROM runs")}
     assert run_ids <= published
     assert any(r[0] == "job:headwater:headwater.pipeline" for r in query(store, "SELECT node_id FROM jobs"))
+
+
+def test_events_stored_during_a_pass_make_it_live_and_the_next_pass_takes_them(
+    spark: SparkSession, store: EventStore
+) -> None:
+    docs = demo_events(DemoShape(jobs=10, runs_per_job=2))
+    first, during = docs[: len(docs) // 2], docs[len(docs) // 2 :]
+    ingest(store, first)
+    stored_during: list[int] = []
+
+    def progress(step: str) -> None:
+        if step == "merge" and not stored_during:  # after the first batch's merge
+            ingest(store, during)
+            stored_during.append(store.last_seq())
+
+    pipeline = Pipeline(spark, store, batch_events=len(first) // 2 + 1, partitions=2, dogfood=False)
+    pipeline.progress = progress
+    result = pipeline.run_once()
+    assert result.live, "events were stored while the pass ran"
+    assert result.batches == 2, "the pass ends at the newest event it saw when it started"
+    assert result.checkpoint < stored_during[0]
+    later = pipeline.run_once()
+    assert later.live, "the events stored during the last pass came after it started"
+    assert later.checkpoint == stored_during[0]
+    run_ids = {doc["run"]["runId"] for doc in during if "run" in doc}
+    assert run_ids <= {row[0] for row in query(store, "SELECT run_id FROM runs")}
+    assert not pipeline.run_once().live, "nothing was stored since the last pass started"
+
+
+def test_a_live_batch_holds_a_merge_about_a_second_within_bounds() -> None:
+    assert live_batch_size(200_000, None) == LIVE_BATCH_FIRST
+    assert live_batch_size(5_000, None) == 5_000
+    per_event = LIVE_MERGE_SECONDS / 25_000  # merges took 40 µs an event
+    assert live_batch_size(200_000, per_event) == 25_000
+    assert live_batch_size(20_000, per_event) == 20_000
+    assert live_batch_size(200_000, 1.0) == LIVE_BATCH_LEAST  # a slow merge: still progress
+    assert live_batch_size(200_000, 0.0) == 200_000

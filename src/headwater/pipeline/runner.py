@@ -28,6 +28,22 @@ _EVENTS_PER_PARTITION = 20_000
 POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new events
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
 READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.read_here)
+# While events are being ingested into a single-writer store (SQLite), ingest waits for each
+# merge's write lock: a merge of 200,000 events held it 10-25 s (bench/soak.py). Then a batch
+# takes as many events as its merge can take in about LIVE_MERGE_SECONDS, going by the last merge.
+LIVE_MERGE_SECONDS = 1.0
+LIVE_BATCH_FIRST = 10_000  # a live batch before any merge was timed
+LIVE_BATCH_LEAST = 1_000
+
+
+def live_batch_size(batch_events: int, merge_seconds_per_event: float | None) -> int:
+    """Events one batch takes while ingest is live on a single-writer store: enough for a merge
+    of about LIVE_MERGE_SECONDS at the rate of the last merges, within [LIVE_BATCH_LEAST,
+    `batch_events`]."""
+    if merge_seconds_per_event is None:
+        return min(batch_events, LIVE_BATCH_FIRST)
+    wanted = round(LIVE_MERGE_SECONDS / max(merge_seconds_per_event, 1e-9))
+    return min(batch_events, max(LIVE_BATCH_LEAST, wanted))
 
 
 @dataclass
@@ -37,6 +53,7 @@ class PassResult:
     events: int = 0
     batches: int = 0
     graph: bool = False
+    live: bool = False  # events were being stored meanwhile: batches sized for short merges
     checkpoint: int = 0
     seconds: float = 0.0
     stages: dict[str, float] = field(default_factory=dict)
@@ -66,6 +83,8 @@ class Pipeline:
         self.progress = progress or (lambda _step: None)
         self.read_here_rows = read_here_rows  # reads up to this many rows are done by the driver
         self._source_registered = False
+        self._merge_per_event: float | None = None  # seconds a merge took per event, lately
+        self._newest_seen: int | None = None  # the newest seq when the last pass started
 
     # -- reading ------------------------------------------------------------------------------
     def _here(self, table: pa.Table | None) -> DataFrame | None:
@@ -140,6 +159,9 @@ class Pipeline:
         tick = time.perf_counter()
         publish.merge_facts(self.store, low, high)
         merged = time.perf_counter() - tick
+        rate = merged / max(1, high - low)
+        previous = self._merge_per_event
+        self._merge_per_event = rate if previous is None else (rate + previous) / 2
         result.stages["merge"] = result.stages.get("merge", 0.0) + merged
         self.progress("merge")
         frames.release()
@@ -237,8 +259,11 @@ class Pipeline:
             if checkpoint < high or graph_checkpoint < checkpoint:  # else nothing to stage
                 publish.prepare_staging(self.store)
             own = self.reporter.is_own_range(checkpoint, high) if self.reporter else False
+            # live: events were stored after the last pass started (its own report counts, but a
+            # pass that only takes a report is one small batch anyway)
+            result.live = self._newest_seen is not None and high > self._newest_seen
             while checkpoint < high and not (stop and stop.is_set()):
-                upper = min(checkpoint + self.batch_events, high)
+                upper = min(checkpoint + self._batch_size(result, high), high)
                 self._batch(checkpoint, upper, result)
                 checkpoint = upper
             checkpoint, graph_checkpoint = publish.read_state(self.store)
@@ -248,7 +273,18 @@ class Pipeline:
         result.seconds = time.perf_counter() - started
         if self.reporter and result.batches and not own:
             self.reporter.report(result)
+        self._newest_seen = high
         return result
+
+    def _batch_size(self, result: PassResult, high: int) -> int:
+        """Events the next batch takes: `batch_events`, unless events are being stored while
+        the pipeline runs (during the last pass or this one, or between) into a single-writer store:
+        then few enough for a merge of about LIVE_MERGE_SECONDS, so ingest never waits long."""
+        if not result.live and result.batches and self.store.last_seq() > high:
+            result.live = True
+        if not (result.live and self.store.single_writer):
+            return self.batch_events
+        return live_batch_size(self.batch_events, self._merge_per_event)
 
     def rebuild(self) -> PassResult:
         """Recompute the whole model from every event."""

@@ -78,6 +78,9 @@ class EventStore(GraphReader, VerticalReader, StatsReader, DeletionMarkers, ABC)
 
     url: str
     backend: str
+    # Whether one write transaction holds every other writer back (SQLite: one writer at a time
+    # for the whole file), so that a long one stalls ingest; PostgreSQL locks rows.
+    single_writer: bool = False
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager[Any]:

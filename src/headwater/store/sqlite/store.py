@@ -36,6 +36,7 @@ def sqlite_path(url: str) -> Path:
 
 class SqliteEventStore(GenericSql, SqlEventStore):
     backend = "sqlite"
+    single_writer = True
     migrations_package = "headwater.store.sqlite.migrations"
 
     def __init__(self, url: str) -> None:
