@@ -23,13 +23,14 @@ def upgrade(ctx: click.Context, database_url: str | None, no_convert: bool, quie
     """Apply the schema migrations not applied yet, then convert older events.
 
     Serve and ingest also apply the migrations on start, but only this converts the events stored
-    before facets were kept once: 2,000 events to a transaction, with a progress bar; interrupted,
+    before facets were kept once, and packs the facet values and event cores stored before they
+    were packed: 2,000 to a transaction, with a progress bar; interrupted,
     it goes on where it stopped when run again. A store serves while it is converted, and serves
     a half-converted store as well."""
     from tqdm import tqdm
 
     from headwater.store import open_store
-    from headwater.store.facet_conversion import convert_store, pending_conversion
+    from headwater.store.facet_conversion import convert_store, pack_store, pending_conversion
 
     settings = command_settings(ctx, database_url=database_url)
     try:
@@ -51,7 +52,11 @@ def upgrade(ctx: click.Context, database_url: str | None, no_convert: bool, quie
                         bar.update(events)
 
                     split = convert_store(store, progress=advance)
-                click.echo(f"converted {split:,} event(s): each distinct facet value is kept once")
+                    packed = pack_store(store, progress=advance)
+                if split:
+                    click.echo(f"converted {split:,} event(s): each distinct facet value is kept once")
+                if packed:
+                    click.echo(f"packed {packed:,} facet value(s) and event core(s)")
         finally:
             store.close()
     except HeadwaterError as exc:

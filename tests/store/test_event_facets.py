@@ -21,7 +21,8 @@ from headwater.events.facet_refs import facet_hash
 from headwater.events.validate import validate_event
 from headwater.store import EventStore
 from headwater.store.event_facets import RecentHashes
-from headwater.store.facet_conversion import convert_store, pending_conversion
+from headwater.store.facet_conversion import convert_store, pack_store, pending_conversion
+from headwater.store.packing import stored_text
 from headwater.store.retention_sql import delete_doomed, list_doomed
 from tests.factories import facet, run_event
 from tests.store.whole_payloads import store_whole
@@ -59,9 +60,12 @@ def _events(runs: int = 3, per_run: int = 3) -> list[dict[str, Any]]:
 
 
 def _facet_rows(store: EventStore) -> list[tuple[str, str]]:
+    """The facet values as text; each written since migration 0015 is packed."""
     with store.transaction() as cur:
-        cur.execute("SELECT hash, value FROM event_facets ORDER BY hash")
-        return [(str(h), str(v)) for h, v in cur.fetchall()]
+        cur.execute("SELECT hash, value, packed FROM event_facets ORDER BY hash")
+        rows = cur.fetchall()
+    assert all(p is not None and v == "" for _, v, p in rows)
+    return [(str(h), stored_text(p)) for h, _, p in rows]
 
 
 def _distinct_facets(docs: list[dict[str, Any]]) -> set[str]:
@@ -77,9 +81,17 @@ def _distinct_facets(docs: list[dict[str, Any]]) -> set[str]:
 
 
 def _stored_cores(store: EventStore) -> list[tuple[str, int | None]]:
+    """Payloads as text, with their facet_count; every core is packed (bytes on SQLite, `~` and
+    base64 on PostgreSQL), every whole payload is JSON."""
     with store.transaction() as cur:
         cur.execute("SELECT payload, facet_count FROM events ORDER BY seq")
-        return [(str(p), None if c is None else int(c)) for p, c in cur.fetchall()]
+        rows = cur.fetchall()
+    for payload, count in rows:
+        if count is None:
+            assert payload.startswith("{")
+        else:
+            assert isinstance(payload, bytes) if store.backend == "sqlite" else payload.startswith("~")
+    return [(stored_text(p), None if c is None else int(c)) for p, c in rows]
 
 
 def test_each_distinct_facet_value_is_stored_once_and_reads_are_whole(
@@ -259,3 +271,51 @@ def test_the_memory_of_written_hashes_is_bounded_and_forgets_after_a_sweep() -> 
     assert "f" in recent
     recent.check(1)  # a sweep ran: nothing written before it is vouched for
     assert not any(h in recent for h in "abcdef")
+
+
+def _unpack_all(store: EventStore) -> None:
+    """The store as migration 0015 found it: facet values and cores kept as text."""
+    with store.transaction() as cur:
+        cur.execute("SELECT hash, packed FROM event_facets")
+        values = [(stored_text(p), str(h)) for h, p in cur.fetchall()]
+        cur.executemany(store.sql("UPDATE event_facets SET value = ?, packed = NULL WHERE hash = ?"), values)
+        cur.execute("SELECT seq, payload FROM events WHERE facet_count IS NOT NULL")
+        cores = [(stored_text(p), int(s)) for s, p in cur.fetchall()]
+        cur.executemany(store.sql("UPDATE events SET payload = ? WHERE seq = ?"), cores)
+
+
+def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_an_interruption(
+    store: EventStore,
+) -> None:
+    docs = _events(runs=4)  # 12 events
+    validated = [validate_event(doc) for doc in docs]
+    ids = [event.event_id for event in validated]
+    store.append(validated, RECEIVED)
+    _unpack_all(store)
+    values = len(_distinct_facets(docs))
+    cores = 12
+    assert pending_conversion(store) == values + cores
+
+    batches: list[int] = []
+
+    stop = values // 5 + 2  # among the cores, after the values
+
+    def interrupt(items: int) -> None:
+        batches.append(items)
+        if len(batches) == stop:
+            raise _Interrupted
+
+    with pytest.raises(_Interrupted):
+        pack_store(store, batch=5, progress=interrupt)
+    assert len(batches) == stop and 0 < pending_conversion(store) == values + cores - sum(batches)
+    for event_id, doc in zip(ids, docs, strict=True):  # half-packed: every event still whole
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+
+    assert pack_store(store, batch=5) == values + cores - sum(batches)  # goes on where it stopped
+    assert pending_conversion(store) == 0 and pack_store(store, batch=5) == 0
+    assert len(_facet_rows(store)) == values  # every value packed
+    assert [core for core, _ in _stored_cores(store)] == [event.core for event in validated]
+    for event_id, doc in zip(ids, docs, strict=True):
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc

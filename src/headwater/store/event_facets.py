@@ -7,7 +7,8 @@ An event row whose `facet_count` is not NULL keeps its core in `payload`: the ev
 facet replaced by the hash of its canonical bytes (`headwater.events.facet_refs`). A NULL
 `facet_count` marks a whole payload: rows stored before migration 0012 until `headwater db
 upgrade` converts them (`headwater.store.facet_conversion`), generic events, and the rare event
-whose facets are not all objects. Both kinds are read alike, at any time.
+whose facets are not all objects. Both kinds are read alike, at any time. Cores and values
+written since migration 0015 are packed (`headwater.store.packing`); reads take both forms.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ import orjson
 
 from headwater.events.facet_refs import FacetValue, containers
 from headwater.events.model import Event
+from headwater.store.packing import pack_value, stored_text
 
 Fetch = Callable[[list[str]], dict[str, str]]  # hashes → their values (canonical JSON)
 _CHUNK = 500
 _SCAN = 5_000
 _INSERT = (
-    "INSERT INTO event_facets (hash, value, reasons, deletable) VALUES (?, ?, ?, ?) "
+    "INSERT INTO event_facets (hash, value, packed, reasons, deletable) VALUES (?, '', ?, ?, ?) "
     "ON CONFLICT (hash) DO NOTHING"
 )
 SWEEPS = "facet_sweeps"  # store_state's counter of sweeps
@@ -44,28 +46,34 @@ def core_hashes(core: dict[str, Any]) -> Iterator[str]:
             yield from container.values()
 
 
-def assemble_payloads(rows: Sequence[tuple[str, int | None]], fetch: Fetch) -> list[str]:
+def load_core(payload: str | bytes) -> dict[str, Any]:
+    """A stored core (facet_count not NULL) as a dict: text, or packed (store/packing.py)."""
+    core: dict[str, Any] = orjson.loads(stored_text(payload))
+    return core
+
+
+def assemble_payloads(rows: Sequence[tuple[str | bytes, int | None]], fetch: Fetch) -> list[str]:
     """The whole payloads of rows of (payload, facet_count): a core gets its facet values back (all
     the rows' values read in one `fetch`), a whole payload is returned as it is."""
     cores: dict[int, dict[str, Any]] = {}
     needed: set[str] = set()
     for position, (payload, count) in enumerate(rows):
         if count is not None and count > 0:
-            core = orjson.loads(payload)
-            cores[position] = core
-            needed.update(core_hashes(core))
+            cores[position] = load_core(payload)
+            needed.update(core_hashes(cores[position]))
     if not cores:
-        return [payload for payload, _ in rows]
+        return [stored_text(payload) for payload, _ in rows]
     values = fetch(sorted(needed))
     missing = needed.difference(values)
     if missing:
         raise MissingFacetValue(f"stored events refer to facet values the store lacks: {sorted(missing)[:5]}")
     payloads: list[str] = []
     for position, (payload, _) in enumerate(rows):
-        core = cores.get(position)
-        if core is None:
-            payloads.append(payload)
+        found = cores.get(position)
+        if found is None:
+            payloads.append(stored_text(payload))  # a packed core without facets, or whole
             continue
+        core = found
         for _, holder, key, _ in containers(core):
             container = holder.get(key)
             if isinstance(container, dict):
@@ -80,8 +88,8 @@ def fetch_values(cur: Any, sql: Callable[[str], str], hashes: Sequence[str]) -> 
     for start in range(0, len(hashes), _CHUNK):
         chunk = list(hashes[start : start + _CHUNK])
         marks = ", ".join("?" * len(chunk))
-        cur.execute(sql(f"SELECT hash, value FROM event_facets WHERE hash IN ({marks})"), chunk)
-        values.update((str(h), str(v)) for h, v in cur.fetchall())
+        cur.execute(sql(f"SELECT hash, value, packed FROM event_facets WHERE hash IN ({marks})"), chunk)
+        values.update((str(h), str(v) if p is None else stored_text(p)) for h, v, p in cur.fetchall())
     return values
 
 
@@ -95,7 +103,7 @@ def facet_rows(
         if digest in rows or digest in young or digest in old:
             continue
         verdict = orjson.dumps(list(reasons)).decode() if reasons else None
-        rows[digest] = (digest, canonical.decode(), verdict, int(deletable))
+        rows[digest] = (digest, pack_value(canonical), verdict, int(deletable))
     return rows
 
 
@@ -166,6 +174,6 @@ def scan_references(cur: Any, sql: Callable[[str], str], after_seq: int, candida
         if not rows:
             break
         for seq, payload in rows:
-            candidates.difference_update(core_hashes(orjson.loads(payload)))
+            candidates.difference_update(core_hashes(load_core(payload)))
             last = int(seq)
     return last

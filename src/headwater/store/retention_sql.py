@@ -14,10 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from headwater.store.base import EventStore
-from headwater.store.event_facets import core_hashes
+from headwater.store.event_facets import core_hashes, load_core
 
 DOOMED = "retention_doomed"
 _LOST_TAGS = "retention_lost_tags"
@@ -129,7 +127,7 @@ def delete_doomed(store: EventStore, dead_letter_cutoff: str) -> None:
                 store.sql(f"SELECT payload FROM events WHERE seq IN ({chunk}) AND facet_count > 0"), upper
             )
             for (core,) in cur.fetchall():
-                unreferenced.update(core_hashes(orjson.loads(core)))
+                unreferenced.update(core_hashes(load_core(core)))
             cur.execute(store.sql(f"DELETE FROM events WHERE seq IN ({chunk})"), upper)
             cur.execute(store.sql(f"DELETE FROM {DOOMED} WHERE seq <= ?"), upper)
     with store.transaction() as cur:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from importlib import resources
 from typing import Any
@@ -34,6 +34,7 @@ from headwater.store.model_rows import (
     NamespaceSummary,
     RunRow,
 )
+from headwater.store.packing import core_packer
 from headwater.store.sql_reads import CHUNK, SqlReads
 from headwater.store.stats_sql import StatsSql
 from headwater.store.vertical_sql import VerticalSql
@@ -99,7 +100,8 @@ def _text(value: Any) -> Any:
     return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
-def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
+def _insert_params(event: Event, received_at: str, pack: Callable[[bytes], bytes | str]) -> tuple[Any, ...]:
+    core = None if event.core is None else pack(event.core.encode())
     params = (
         event.event_id,
         event.kind,
@@ -114,7 +116,7 @@ def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
         event.dataset_name,
         event.producer,
         received_at,
-        event.payload if event.core is None else event.core,
+        event.payload if core is None else core,
         orjson.dumps(list(event.untrusted_facets)).decode() if event.untrusted_facets else None,
         None if event.core is None else len(event.facet_values),
         event.content_hash,
@@ -245,13 +247,15 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             first.setdefault(event.event_id, position)
         positions = list(first.values())  # the first of each eventId, in order
         recent = self._recent_facets()
+        pack = core_packer(self.backend)
+        params = [_insert_params(events[p], received_at, pack) for p in positions]  # before the lock
         with self._writing() as cur:
             # Insert first, ask later: events sent again are rare, so the insert's count of rows
             # tells almost always that every event was new, with no lookup of the eventIds before.
             cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
             before = cur.fetchone()[0]
             written = write_facets(cur, self._sql, [events[p] for p in positions], recent)
-            cur.executemany(self._sql(_INSERT), [_insert_params(events[p], received_at) for p in positions])
+            cur.executemany(self._sql(_INSERT), params)
             if cur.rowcount != len(positions):  # some were stored before: which are new?
                 cur.execute(self._sql("SELECT event_id FROM events WHERE seq > ?"), (before,))
                 inserted = {row[0] for row in cur.fetchall()}
