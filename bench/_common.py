@@ -388,12 +388,19 @@ class Server:
     """`headwater serve` as a subprocess (uvicorn, uvloop, httptools, `workers` processes)."""
 
     def __init__(
-        self, database_url: str, workdir: Path, *, log_level: str = "warning", workers: int = 1
+        self,
+        database_url: str,
+        workdir: Path,
+        *,
+        log_level: str = "warning",
+        workers: int = 1,
+        command: list[str] | None = None,
     ) -> None:
+        """`command` runs in place of `headwater` (e.g. a wrapper that watches memory)."""
         self.port = free_port()
         self.log_path = workdir / f"server-{self.port}.log"
         exe = VENV_BIN / "headwater"
-        cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "headwater"]
+        cmd = command or ([str(exe)] if exe.exists() else [sys.executable, "-m", "headwater"])
         cmd += ["serve", "--port", str(self.port), "--database-url", database_url, "--log-level", log_level]
         cmd += ["--workers", str(workers)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("HEADWATER_")}

@@ -418,7 +418,11 @@ def pipeline_passes(path: Path) -> int:
 def soak(args: argparse.Namespace, workdir: Path) -> tuple[list[Figure], dict[str, Any], bool]:
     db = Database("sqlite", workdir, "soak", "")
     factory = EventFactory(seed=7)
-    server = Server(db.url, workdir, workers=args.workers)
+    watch = None
+    if args.memwatch:
+        wrapper = Path(__file__).with_name("_memwatch.py")
+        watch = [sys.executable, str(wrapper), str(Path(args.memwatch).resolve())]
+    server = Server(db.url, workdir, workers=args.workers, command=watch)
     pipeline = Pipeline(db.url, workdir, args)
     minutes: list[Minute] = []
     try:
@@ -596,6 +600,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workdir", help="scratch folder for the store and the logs (default: a new temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the store and the logs afterwards")
     p.add_argument("--json", metavar="FILE", help="where to write the results (default bench/results/...)")
+    p.add_argument(
+        "--memwatch",
+        metavar="FILE",
+        help="run the server under bench/_memwatch.py: where its memory is, each minute, to FILE "
+        "(tracemalloc slows it: not for the figures)",
+    )
     return p.parse_args(argv)
 
 

@@ -31,6 +31,7 @@ from headwater.api import (
     ui_routes,
     warehouse_routes,
 )
+from headwater.api.memory import MemoryTrimmer
 from headwater.api.responses import JSONResponse, error_response
 from headwater.api.routing import ModelRoute
 from headwater.config import Settings, load_settings
@@ -68,6 +69,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         own_store = store is None
         app.state.store = store if store is not None else open_store(settings.database_url)
         app.state.writer = GroupCommitWriter(app.state.store, settings.commit_batch_events)
+        app.state.trimmer = MemoryTrimmer().start()
         app.state.kafka = None
         if settings.kafka_enabled:
             from headwater.ingest.kafka import KafkaIngester
@@ -80,6 +82,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
             if app.state.kafka is not None:
                 app.state.kafka.stop()
             app.state.writer.close()
+            app.state.trimmer.stop()
             if own_store:
                 app.state.store.close()
 
