@@ -33,7 +33,7 @@ READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.
 # takes as many events as its merge can take in about LIVE_MERGE_SECONDS, going by the last merge.
 LIVE_MERGE_SECONDS = 1.0
 LIVE_BATCH_FIRST = 10_000  # a live batch before any merge was timed
-LIVE_BATCH_LEAST = 1_000
+LIVE_BATCH_LEAST = 5_000  # below, a batch pays Spark's fixed cost of a pass (~7 s) for too little
 
 
 def live_batch_size(batch_events: int, merge_seconds_per_event: float | None) -> int:
