@@ -43,12 +43,6 @@ def _sqlite_memory() -> int | None:
     return int(function())
 
 
-def _trim() -> None:
-    name = ctypes.util.find_library("c")
-    if name:
-        ctypes.CDLL(name).malloc_trim(0)
-
-
 def _status(field: str = "VmRSS") -> int:
     """A field of /proc/self/status: kB as bytes, counts as they are."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -84,6 +78,9 @@ def _pymalloc_arenas() -> int | None:
 
 
 def _watch(out: Path) -> None:
+    from headwater.api.memory import malloc_trim
+
+    trim = malloc_trim()
     tracing = tracemalloc.is_tracing()
     first = tracemalloc.take_snapshot() if tracing else None
     started = time.monotonic()
@@ -108,7 +105,8 @@ def _watch(out: Path) -> None:
                     for stat in grown
                 ],
             }
-            _trim()
+            if trim is not None:
+                trim()
             report["rss_trimmed"] = _rss()
             sink.write(json.dumps(report) + "\n")
             sink.flush()

@@ -17,7 +17,8 @@ from collections.abc import Callable
 TRIM_SECONDS = 60.0
 
 
-def _malloc_trim() -> Callable[[], None] | None:
+def malloc_trim() -> Callable[[], None] | None:
+    """glibc's `malloc_trim(0)` as a call, or None where the C library has none."""
     name = ctypes.util.find_library("c")
     if not name:
         return None
@@ -36,7 +37,7 @@ class MemoryTrimmer:
     def __init__(self, seconds: float = TRIM_SECONDS) -> None:
         self.seconds = seconds
         self.trims = 0
-        self._trim = _malloc_trim()
+        self._trim = malloc_trim()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="headwater-trim", daemon=True)
 
