@@ -117,4 +117,5 @@ def test_a_store_without_old_events_needs_no_spark_and_retention_runs_once_a_day
     assert retain_daily(0, store, no_spark) is None  # 0 days: never
     assert retain_daily(30, store, no_spark) is None  # ran less than a day ago
     assert last_retention(store) == first
-    assert orjson.loads(query(store, "SELECT payload FROM events")[0][0])["eventTime"] == doc["eventTime"]
+    (kept,) = store.list_events(after_time=None, before_time=None, descending=False, limit=10, offset=0)
+    assert orjson.loads(kept.payload)["eventTime"] == doc["eventTime"]

@@ -158,7 +158,7 @@ def clear_deletions(cur: Any, sql: Any, checkpoint_from: int, checkpoint_to: int
         if not rows:
             break
         payloads = assemble_payloads(
-            [(p if isinstance(p, str) else bytes(p).decode(), count) for _, p, count in rows],
+            [(p if isinstance(p, str) else bytes(p), count) for _, p, count in rows],
             lambda hashes: fetch_values(cur, sql, hashes),
         )
         for (seq, _, _), payload in zip(rows, payloads, strict=True):
