@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from headwater.errors import InvalidEvent
-from headwater.events.lean import VERDICTS, FacetVerdicts, validate_raw
+from headwater.events.lean import VERDICTS, FacetVerdicts, decode_batch, validate_decoded, validate_raw
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
 from tests.events.oracle import HAVE_SPEC, NO_SPEC
@@ -59,6 +59,17 @@ def test_realistic_events_take_the_lean_path_and_agree() -> None:
     factory = EventFactory(seed=3, jobs=20)
     for doc in factory.stream(300, seed=5):
         assert assert_agree(orjson.dumps(doc)) is not None
+
+
+def test_a_batch_decoded_in_one_pass_gives_the_same_events_without_payloads() -> None:
+    docs = list(EventFactory(seed=4, jobs=20).stream(200, seed=6))
+    decoded = decode_batch(orjson.dumps(docs))
+    assert decoded is not None and len(decoded) == len(docs)
+    for doc, one in zip(docs, decoded, strict=True):
+        alone = validate_raw(orjson.dumps(doc))
+        assert alone is not None
+        assert validate_decoded(one, None) == replace(alone, payload=None)
+    assert decode_batch(orjson.dumps([*docs[:3], {**docs[3], "extra": 1}])) is None
 
 
 def test_every_run_event_of_the_factories_takes_the_lean_path() -> None:

@@ -26,6 +26,33 @@ class Document:
     # error found later.
     parsed: bool = True
     where: str = ""
+    # The lean path's decoding (`headwater.events.lean`), when the body was decoded that way while
+    # it was split; an event of an array decoded in one pass has no `raw` until it needs it, then
+    # takes it from `items`.
+    decoded: Any = None
+    items: ArrayItems | None = None
+
+    def own_bytes(self) -> bytes:
+        """`raw`, taken from the array's items when the document was made without it."""
+        if self.raw is None:
+            assert self.items is not None
+            self.raw = self.items[self.index]
+        return self.raw
+
+
+class ArrayItems:
+    """The bytes of each item of a JSON array, split only when first asked for."""
+
+    __slots__ = ("_body", "_items")
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+        self._items: list[msgspec.Raw] | None = None
+
+    def __getitem__(self, index: int) -> bytes:
+        if self._items is None:
+            self._items = _RAW_ITEMS.decode(self._body)
+        return bytes(self._items[index])
 
 
 class MalformedJSON(BadRequest):
@@ -61,7 +88,13 @@ _LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def unparsed_document(index: int, raw: bytes, where: str = "") -> Document | None:
-    """`raw` as an unparsed document when it is well-formed JSON, else None."""
+    """`raw` as an unparsed document when it is well-formed JSON, else None. Decoding it for the
+    lean path checks its syntax too: one pass for the common event."""
+    from headwater.events.lean import decode_one  # lean imports validate, which imports this module
+
+    decoded = decode_one(raw)
+    if decoded is not None:
+        return Document(index, raw=raw, parsed=False, where=where, decoded=decoded)
     try:
         _RAW.decode(raw)
     except msgspec.DecodeError:
@@ -79,6 +112,14 @@ def _unparsed(body: bytes) -> tuple[list[Document], bool] | None:
             found = unparsed_document(0, body)
             return None if found is None else ([found], False)
         if first == b"[":
+            from headwater.events.lean import decode_batch  # see unparsed_document
+
+            events = decode_batch(body)  # the common batch: split and decoded in one pass
+            if events is not None:
+                items = ArrayItems(body)
+                return [
+                    Document(i, parsed=False, decoded=event, items=items) for i, event in enumerate(events)
+                ], True
             return [
                 Document(i, raw=bytes(item), parsed=False) for i, item in enumerate(_RAW_ITEMS.decode(body))
             ], True

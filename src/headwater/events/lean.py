@@ -6,7 +6,9 @@ identities, warnings and untrusted facets — or None for any event it cannot vo
 kind of event, a field it does not know, a run id that is not a UUID, anything invalid. Those go
 to `validate_event`, which has the final say and writes every message. The lean path never
 rejects an event; it only accepts the common ones faster. tests/events/test_lean.py checks that
-both paths agree.
+both paths agree. A JSON array of such events is decoded in one pass (`decode_batch`: split and
+decoded at once); its events have no payload, and one that leaves the lean path takes its own
+bytes then.
 
 Facet verdicts are remembered by each facet's exact bytes, with the canonical bytes that go into
 the content hash: producers resend the same schema, column lineage and job facets run after run,
@@ -342,17 +344,48 @@ def _parent_ids(raw: bytes) -> tuple[str | None, str | None]:
     return found
 
 
+_BATCH = msgspec.json.Decoder(list[_RunEvent])
+_SKIPPED = (_NotLean, msgspec.DecodeError, orjson.JSONDecodeError, EventTimeError, UnicodeDecodeError)
+
+
+def decode_one(raw: bytes) -> _RunEvent | None:
+    """`raw` decoded for `validate_decoded` (its syntax checked on the way), or None when it is
+    not one JSON object of a RunEvent's core fields."""
+    try:
+        return _DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+def decode_batch(body: bytes) -> list[_RunEvent] | None:
+    """A JSON array's events decoded in one pass, or None unless every one is an object of a
+    RunEvent's core fields (then the array is split and each event goes its own way)."""
+    try:
+        return _BATCH.decode(body)
+    except msgspec.DecodeError:
+        return None
+
+
 def validate_raw(raw: bytes) -> Event | None:
     """The event in `raw` (one JSON object) accepted on the lean path, or None: then only
     `validate_event` can say whether and how it is accepted or rejected."""
     try:
-        return _validate(raw)
-    except (_NotLean, msgspec.DecodeError, orjson.JSONDecodeError, EventTimeError, UnicodeDecodeError):
+        return _validate(_DECODER.decode(raw), raw)
+    except _SKIPPED:
         return None
 
 
-def _validate(raw: bytes) -> Event:
-    doc = _DECODER.decode(raw)
+def validate_decoded(doc: _RunEvent, raw: bytes | None) -> Event | None:
+    """`validate_raw` of an event `decode_one` or `decode_batch` decoded. Without its bytes
+    (`raw` None: an event of a batch decoded in one pass) the Event has no payload, and an event
+    the store must keep whole is left to the caller (None)."""
+    try:
+        return _validate(doc, raw)
+    except _SKIPPED:
+        return None
+
+
+def _validate(doc: _RunEvent, raw: bytes | None) -> Event:
     if doc.schemaURL is not UNSET and kind_of_schema_url(doc.schemaURL) not in (None, "run"):
         raise _NotLean
     if doc.eventType is not UNSET and doc.eventType not in EVENT_TYPES:
@@ -390,6 +423,8 @@ def _validate(raw: bytes) -> Event:
         canonical["eventType"] = core["eventType"] = doc.eventType
     if doc.schemaURL is not UNSET:
         canonical["schemaURL"] = core["schemaURL"] = doc.schemaURL
+    if judged.values is None and raw is None:  # kept whole: only with its bytes as sent
+        raise _NotLean
     try:
         digest = content_hash(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
         stored_core = orjson.dumps(core).decode() if judged.values is not None else None
@@ -409,7 +444,7 @@ def _validate(raw: bytes) -> Event:
         dataset_name=None,
         producer=doc.producer,
         content_hash=digest.hex(),
-        payload=raw.decode(),
+        payload=None if raw is None else raw.decode(),
         warnings=tuple(judged.warnings),
         untrusted_facets=tuple(dict.fromkeys(judged.untrusted)),
         core=stored_core,

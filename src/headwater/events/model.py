@@ -32,7 +32,9 @@ class Event:
     dataset_name: str | None
     producer: str
     content_hash: str  # hex SHA-256 of the canonical JSON
-    payload: str  # the JSON as sent
+    # The JSON as sent; None for an event of a batch decoded in one pass (`headwater.events.lean`),
+    # which is always kept as its core and facet values.
+    payload: str | None
     warnings: tuple[str, ...] = ()
     untrusted_facets: tuple[str, ...] = ()  # paths of facets that broke their published schema
     # What the store keeps (events/facet_refs.py): the core, each facet replaced by its hash, and

@@ -14,7 +14,7 @@ from typing import Any
 
 from headwater.errors import InvalidEvent
 from headwater.events.decode import Document, MalformedJSON, loads
-from headwater.events.lean import validate_raw
+from headwater.events.lean import validate_decoded, validate_raw
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
 
@@ -80,15 +80,19 @@ def validate_document(doc: Document) -> Event:
     unparsed document that is not JSON after all). An unparsed one goes the lean way first."""
     if doc.parsed:
         return validate_event(doc.value, doc.raw)
-    assert doc.raw is not None
-    event = validate_raw(doc.raw)
+    if doc.decoded is not None:
+        event = validate_decoded(doc.decoded, doc.raw)
+    else:
+        assert doc.raw is not None
+        event = validate_raw(doc.raw)
     if event is not None:
         return event
+    raw = doc.own_bytes()
     try:
-        value = loads(doc.raw)
+        value = loads(raw)
     except MalformedJSON as exc:
         raise InvalidEvent([f"{doc.where}{exc.message}"]) from None
-    return validate_event(value, doc.raw)
+    return validate_event(value, raw)
 
 
 def validate_documents(documents: Sequence[Document]) -> Validated:
