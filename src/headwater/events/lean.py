@@ -116,6 +116,8 @@ PartName = Literal["job", "inputs", "outputs"]
 # (what the bytes are: "container", "value" or a PartName; may its facets carry _deleted?, bytes)
 _Key = tuple[str, bool, bytes]
 _V = TypeVar("_V")
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 _SEEN_MAX = 200_000
 
 
@@ -143,32 +145,31 @@ class FacetVerdicts:
         found: Part | None = self._young.get(key)
         if found is not None:
             return found
-        return self._cached(key, lambda: _judge_part(name, raw))
+        return self._missed(key, _judge_part, name, raw)
 
     def container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
         key = ("container", kind in _DELETABLE, raw)
         found: ContainerVerdict | None = self._young.get(key)
-        if found is not None:  # most containers: answered without a call or a closure
+        if found is not None:  # most containers: answered without a call
             return found
-        return self._cached(key, lambda: self._judge_container(raw, kind))
+        return self._missed(key, self._judge_container, raw, kind)
 
     def verdict(self, raw: bytes, kind: FacetKind) -> Verdict:
         key = ("value", kind in _DELETABLE, raw)
         found: Verdict | None = self._young.get(key)
         if found is not None:
             return found
-        return self._cached(key, lambda: self._judge(raw, kind))
+        return self._missed(key, self._judge, raw, kind)
 
-    def _cached(self, key: _Key, judge: Callable[[], _V]) -> _V:
-        """The remembered verdict of `key`, else `judge()`'s, remembered from its second sighting."""
-        found: _V | None = self._young.get(key)
+    def _missed(self, key: _Key, judge: Callable[[_A, _B], _V], first: _A, second: _B) -> _V:
+        """The verdict of `key`, not in the young generation: from the old one, else
+        `judge(first, second)`'s, remembered from its second sighting."""
+        found: _V | None = self._old.get(key)
         if found is None:
-            found = self._old.get(key)
-            if found is None:
-                found = judge()
-                if not self._seen_before(key):
-                    return found
-            self._keep(key, found)
+            found = judge(first, second)
+            if not self._seen_before(key):
+                return found
+        self._keep(key, found)
         return found
 
     def _seen_before(self, key: _Key) -> bool:
