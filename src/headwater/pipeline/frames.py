@@ -26,9 +26,12 @@ class ModelFrames:
             frame.unpersist()
 
 
-def model_frames(new: DataFrame, run_events: DataFrame) -> ModelFrames:
+def model_frames(new: DataFrame, run_events: DataFrame, *, generic: bool = True) -> ModelFrames:
     """Frames of the fact tables for the parsed events `new`; `run_events` holds `new` and the
-    earlier events of the runs `new` touches (run-scoped rows come from all of a run's events)."""
+    earlier events of the runs `new` touches (run-scoped rows come from all of a run's events).
+    With `generic` False (the events are known to hold no generic event) the element tables,
+    which only generic events feed, are left out: building their frames costs a small batch
+    about a tenth of its time for no row."""
     kept: list[DataFrame] = []
 
     def keep(frame: DataFrame) -> DataFrame:
@@ -71,7 +74,8 @@ def model_frames(new: DataFrame, run_events: DataFrame) -> ModelFrames:
         "job_versions": t.job_versions(run_versions),
         "job_version_io": t.job_version_io(run_versions),
         "jobs": t.jobs(job_rows, run_rows),
-        "element_nodes": elements.element_nodes(new),
-        "element_edges": elements.element_edges(new),
     }
+    if generic:
+        tables["element_nodes"] = elements.element_nodes(new)
+        tables["element_edges"] = elements.element_edges(new)
     return ModelFrames(tables, kept)

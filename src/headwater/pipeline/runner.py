@@ -87,16 +87,13 @@ class Pipeline:
         self._newest_seen: int | None = None  # the newest seq when the last pass started
 
     # -- reading ------------------------------------------------------------------------------
-    def _here(self, table: pa.Table | None) -> DataFrame | None:
-        return None if table is None else self.spark.createDataFrame(table)
-
-    def _events(self, low: int, high: int, *, readback: bool = False) -> DataFrame:
+    def _events(self, low: int, high: int, *, readback: bool = False) -> tuple[DataFrame, pa.Table | None]:
+        """The events of (low, high] (or their runs' earlier events), and the Arrow table they
+        were read into when the driver read them (small reads), else None."""
         if high - low <= self.read_here_rows:
-            here = self._here(
-                source.events_here(self.url, low, high, readback=readback, limit=self.read_here_rows)
-            )
-            if here is not None:
-                return here
+            table = source.events_here(self.url, low, high, readback=readback, limit=self.read_here_rows)
+            if table is not None:
+                return self.spark.createDataFrame(table), table
         # a small batch is read in fewer partitions: each one costs a task and a connection
         parts = max(1, min(self.partitions, (high - low) // _EVENTS_PER_PARTITION + 1))
         reader = (
@@ -107,22 +104,21 @@ class Pipeline:
             .option("partitions", str(parts))
             .option("readback", "true" if readback else "false")
         )
-        return reader.load()
+        return reader.load(), None
 
     def read_table(self, query: str, schema: str, *, rows: int | None = None) -> DataFrame:
         """The rows of a query over the model; read in the driver when `rows` (an estimate)
         says the table is small."""
+        return self._table(query, schema, rows)[0]
+
+    def _table(self, query: str, schema: str, rows: int | None) -> tuple[DataFrame, pa.Table | None]:
+        """`read_table`, with the Arrow table the rows were read into when the driver read them."""
         if rows is not None and rows <= self.read_here_rows:
-            here = self._here(source.table_here(self.url, query, schema, self.read_here_rows))
-            if here is not None:
-                return here
-        return (
-            self._source(schema)
-            .option("kind", "table")
-            .option("query", query)
-            .option("schema", schema)
-            .load()
-        )
+            table = source.table_here(self.url, query, schema, self.read_here_rows)
+            if table is not None:
+                return self.spark.createDataFrame(table), table
+        reader = self._source(schema).option("kind", "table").option("query", query).option("schema", schema)
+        return reader.load(), None
 
     def _source(self, schema: str) -> DataFrameReader:
         """A reader of the `headwater` data source with its schema given (Spark then asks no
@@ -143,13 +139,16 @@ class Pipeline:
     def _batch(self, low: int, high: int, result: PassResult) -> None:
         started = time.perf_counter()
         self._size_shuffles(high - low)
-        new = t.parse_events(self._events(low, high)).persist(StorageLevel.MEMORY_AND_DISK)
+        raw, table = self._events(low, high)
+        new = t.parse_events(raw).persist(StorageLevel.MEMORY_AND_DISK)
+        run_events = new
         if low > 0:
-            old = t.parse_events(self._events(low, high, readback=True))
-            run_events = new.unionByName(old).persist(StorageLevel.MEMORY_AND_DISK)
-        else:
-            run_events = new
-        frames = model_frames(new, run_events)
+            earlier, known = self._events(low, high, readback=True)
+            if known is None or known.num_rows:  # new runs only (known empty): nothing to add
+                run_events = new.unionByName(t.parse_events(earlier)).persist(StorageLevel.MEMORY_AND_DISK)
+        # a batch the driver read is known to hold generic events or not; their tables need none
+        generic = table is None or source.holds_generic(table)
+        frames = model_frames(new, run_events, generic=generic)
         tick = time.perf_counter()
         publish.stage(self.store, self.url, frames.tables, self.shuffle_partitions())
         result.stages["transform+stage"] = (
@@ -165,7 +164,7 @@ class Pipeline:
         result.stages["merge"] = result.stages.get("merge", 0.0) + merged
         self.progress("merge")
         frames.release()
-        for frame in (run_events, new):
+        for frame in {id(run_events): run_events, id(new): new}.values():
             frame.unpersist()
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
@@ -192,17 +191,18 @@ class Pipeline:
         self.spark.conf.set("spark.sql.shuffle.partitions", str(parts))
         compiled = rows >= _CODEGEN_ROWS
         self.spark.conf.set("spark.sql.codegen.wholeStage", "true" if compiled else "false")
+        self.spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if compiled else "NO_CODEGEN")
 
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
         size = self._graph_size()
         self._size_shuffles(size)
-        symlinks = self.read_table(
+        symlinks, known = self._table(
             "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
             "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id",
             "node_id string, alias_node_id string, alias_known int",
-            rows=size,
+            size,
         )
         current_io = self.read_table(
             "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
@@ -215,7 +215,13 @@ class Pipeline:
             "parent_node_id string, child_node_id string",
             rows=size,
         )
-        alias_map = graph.aliases(symlinks).persist(StorageLevel.MEMORY_AND_DISK)
+        if known is not None and not known.num_rows:  # no symlinks: no aliases, and no Spark job to say so
+            alias_map = self.spark.createDataFrame(
+                pa.table({"node_id": pa.array([], pa.string()), "canonical_id": pa.array([], pa.string())})
+            )
+        else:
+            alias_map = graph.aliases(symlinks)
+        alias_map = alias_map.persist(StorageLevel.MEMORY_AND_DISK)
         edges = graph.lineage_edges(current_io, parents, alias_map).persist(StorageLevel.MEMORY_AND_DISK)
         condensed = graph.condensed_edges(edges).persist(StorageLevel.MEMORY_AND_DISK)
         ultimate = graph.ultimate_nodes(condensed).persist(StorageLevel.MEMORY_AND_DISK)

@@ -22,6 +22,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
+from headwater.events.generic import GENERIC_KIND
 from headwater.store.event_facets import assemble_payloads, fetch_values
 
 EVENT_COLUMNS = (
@@ -221,6 +222,11 @@ def events_here(url: str, low: int, high: int, *, readback: bool, limit: int) ->
     read in the driver; None beyond `limit` rows."""
     options = {"url": url, "low": str(low), "high": str(high), "readback": str(readback).lower()}
     return read_here(_EventReader(options), SeqRange(low, high), EVENT_SCHEMA, limit)
+
+
+def holds_generic(events: pa.Table) -> bool:
+    """Whether events read in the driver hold a generic (FastScore) event."""
+    return GENERIC_KIND in events.column("kind").to_pylist()
 
 
 def table_here(url: str, query: str, schema: str, limit: int) -> pa.Table | None:
