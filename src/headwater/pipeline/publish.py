@@ -535,18 +535,22 @@ def _recount_dataset_versions(cur: Any) -> None:
     )
 
 
-def replace_graph(store: EventStore, graph_checkpoint: int) -> None:
-    """One transaction: the staged graph tables replace the published ones."""
+def replace_graph(store: EventStore, names: Sequence[str], graph_checkpoint: int | None = None) -> None:
+    """One transaction: the staged graph tables `names` replace the published ones; with
+    `graph_checkpoint`, the graph is then current up to it (the graph stage publishes its edges,
+    then its ends: a crash in between leaves the checkpoint behind, and the next pass redoes it)."""
     with store.transaction() as cur:
-        for table in GRAPH_TABLES:
+        for name in names:
+            table = TABLES[name]
             cur.execute(f"DELETE FROM {table.name}")
             cols = ", ".join(table.columns)
             cur.execute(f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage}")
             cur.execute(f"DELETE FROM {table.stage}")
-        cur.execute(
-            store.sql("UPDATE pipeline_state SET graph_checkpoint = ?, updated_at = ? WHERE name = ?"),
-            (graph_checkpoint, _now(), "lineage"),
-        )
+        if graph_checkpoint is not None:
+            cur.execute(
+                store.sql("UPDATE pipeline_state SET graph_checkpoint = ?, updated_at = ? WHERE name = ?"),
+                (graph_checkpoint, _now(), "lineage"),
+            )
 
 
 def _read_state(store: EventStore, cur: Any) -> tuple[int, int]:

@@ -224,17 +224,16 @@ class Pipeline:
         alias_map = alias_map.persist(StorageLevel.MEMORY_AND_DISK)
         edges = graph.lineage_edges(current_io, parents, alias_map).persist(StorageLevel.MEMORY_AND_DISK)
         condensed = graph.condensed_edges(edges).persist(StorageLevel.MEMORY_AND_DISK)
+        # The edges first, in a transaction of their own: lineage queries read only them, and
+        # the ends' propagation takes one Spark job per step of the longest path.
+        near = {"dataset_aliases": alias_map, "lineage_edges": edges, "condensed_edges": condensed}
+        publish.stage(self.store, self.url, near, self.shuffle_partitions())
+        publish.replace_graph(self.store, tuple(near))
+        self.progress("graph edges")
         ultimate = graph.ultimate_nodes(condensed).persist(StorageLevel.MEMORY_AND_DISK)
-        frames = {
-            "dataset_aliases": alias_map,
-            "lineage_edges": edges,
-            "condensed_edges": condensed,
-            "ultimate_nodes": ultimate,
-            "dataset_depth": graph.dataset_depth(ultimate),
-        }
-        publish.stage(self.store, self.url, frames, self.shuffle_partitions())
-        self.progress("graph staged")
-        publish.replace_graph(self.store, checkpoint)
+        ends = {"ultimate_nodes": ultimate, "dataset_depth": graph.dataset_depth(ultimate)}
+        publish.stage(self.store, self.url, ends, self.shuffle_partitions())
+        publish.replace_graph(self.store, tuple(ends), checkpoint)
         self.progress("graph")
         for frame in (ultimate, condensed, edges, alias_map):
             frame.unpersist()
