@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -116,3 +117,48 @@ def test_a_live_batch_holds_a_merge_about_a_second_within_bounds() -> None:
     assert live_batch_size(20_000, per_event) == 20_000
     assert live_batch_size(200_000, 1.0) == LIVE_BATCH_LEAST  # a slow merge: still progress
     assert live_batch_size(200_000, 0.0) == 200_000
+
+
+def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
+    spark: SparkSession, store: EventStore
+) -> None:
+    ingest(store, demo_events(DemoShape(jobs=10, runs_per_job=2)))
+    pipeline = Pipeline(spark, store, partitions=2, dogfood=False)
+    pipeline.run_once()
+    job = {"namespace": "fresh", "name": "new_job"}
+    ingest(
+        store,
+        [
+            {
+                "eventType": "COMPLETE",
+                "eventTime": "2026-11-25T10:00:00Z",
+                "run": {"runId": "0193a1b2-0000-7000-8000-000000000001"},
+                "job": job,
+                "inputs": [{"namespace": "fresh", "name": "source_table"}],
+                "outputs": [{"namespace": "fresh", "name": "new_table"}],
+                "producer": "https://example.com/producer",
+                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            }
+        ],
+    )
+    new_table = "dataset:fresh:new_table"
+    seen: dict[str, list[tuple[Any, ...]]] = {}
+
+    def progress(step: str) -> None:
+        if step == "graph edges":  # the edges are committed; the ends are not computed yet
+            seen["edges"] = query(
+                store, f"SELECT src_id, dst_id FROM condensed_edges WHERE dst_id = '{new_table}'"
+            )
+            seen["ends"] = query(store, f"SELECT other_id FROM ultimate_nodes WHERE node_id = '{new_table}'")
+            seen["state"] = query(store, "SELECT checkpoint, graph_checkpoint FROM pipeline_state")
+
+    pipeline.progress = progress
+    result = pipeline.run_once()
+    assert result.graph
+    assert seen["edges"] == [("dataset:fresh:source_table", new_table)], "the new job's edges were queryable"
+    assert seen["ends"] == [], "before its ultimate source was known"
+    [(checkpoint, graph_checkpoint)] = seen["state"]
+    assert graph_checkpoint < checkpoint, "a crash there leaves the graph to be redone"
+    ends = query(store, f"SELECT kind, other_id, distance FROM ultimate_nodes WHERE node_id = '{new_table}'")
+    assert ("source", "dataset:fresh:source_table", 1) in ends
+    assert query(store, "SELECT checkpoint - graph_checkpoint FROM pipeline_state") == [(0,)]
