@@ -12,6 +12,11 @@ from pyspark.sql import DataFrame
 from headwater.pipeline import elements
 from headwater.pipeline import transforms as t
 
+# How the pipeline keeps the frames it reads more than once: as Spark built them (the default of
+# `DataFrame.cache()`). MEMORY_AND_DISK serialised every cached batch a second time: 10 of 37
+# jstack samples of a large batch's executor threads were there.
+KEPT = StorageLevel.MEMORY_AND_DISK_DESER
+
 
 @dataclass
 class ModelFrames:
@@ -35,7 +40,7 @@ def model_frames(new: DataFrame, run_events: DataFrame, *, generic: bool = True)
     kept: list[DataFrame] = []
 
     def keep(frame: DataFrame) -> DataFrame:
-        kept.append(frame.persist(StorageLevel.MEMORY_AND_DISK))
+        kept.append(frame.persist(KEPT))
         return frame
 
     refs = keep(t.dataset_refs(new))

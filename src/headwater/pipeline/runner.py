@@ -13,13 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 from headwater.pipeline import graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
-from headwater.pipeline.frames import model_frames
+from headwater.pipeline.frames import KEPT, model_frames
 from headwater.pipeline.locks import pipeline_lock
 from headwater.store.base import EventStore
 
@@ -140,12 +139,12 @@ class Pipeline:
         started = time.perf_counter()
         self._size_shuffles(high - low)
         raw, table = self._events(low, high)
-        new = t.parse_events(raw).persist(StorageLevel.MEMORY_AND_DISK)
+        new = t.parse_events(raw).persist(KEPT)
         run_events = new
         if low > 0:
             earlier, known = self._events(low, high, readback=True)
             if known is None or known.num_rows:  # new runs only (known empty): nothing to add
-                run_events = new.unionByName(t.parse_events(earlier)).persist(StorageLevel.MEMORY_AND_DISK)
+                run_events = new.unionByName(t.parse_events(earlier)).persist(KEPT)
         # a batch the driver read is known to hold generic events or not; their tables need none
         generic = table is None or source.holds_generic(table)
         frames = model_frames(new, run_events, generic=generic)
@@ -221,16 +220,16 @@ class Pipeline:
             )
         else:
             alias_map = graph.aliases(symlinks)
-        alias_map = alias_map.persist(StorageLevel.MEMORY_AND_DISK)
-        edges = graph.lineage_edges(current_io, parents, alias_map).persist(StorageLevel.MEMORY_AND_DISK)
-        condensed = graph.condensed_edges(edges).persist(StorageLevel.MEMORY_AND_DISK)
+        alias_map = alias_map.persist(KEPT)
+        edges = graph.lineage_edges(current_io, parents, alias_map).persist(KEPT)
+        condensed = graph.condensed_edges(edges).persist(KEPT)
         # The edges first, in a transaction of their own: lineage queries read only them, and
         # the ends' propagation takes one Spark job per step of the longest path.
         near = {"dataset_aliases": alias_map, "lineage_edges": edges, "condensed_edges": condensed}
         publish.stage(self.store, self.url, near, self.shuffle_partitions())
         publish.replace_graph(self.store, tuple(near))
         self.progress("graph edges")
-        ultimate = graph.ultimate_nodes(condensed).persist(StorageLevel.MEMORY_AND_DISK)
+        ultimate = graph.ultimate_nodes(condensed).persist(KEPT)
         ends = {"ultimate_nodes": ultimate, "dataset_depth": graph.dataset_depth(ultimate)}
         publish.stage(self.store, self.url, ends, self.shuffle_partitions())
         publish.replace_graph(self.store, tuple(ends), checkpoint)
