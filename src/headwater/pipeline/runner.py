@@ -163,8 +163,9 @@ class Pipeline:
         result.stages["merge"] = result.stages.get("merge", 0.0) + merged
         self.progress("merge")
         frames.release()
-        for frame in {id(run_events): run_events, id(new): new}.values():
-            frame.unpersist()
+        new.unpersist()
+        if run_events is not new:
+            run_events.unpersist()
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
         log.info(
@@ -215,9 +216,7 @@ class Pipeline:
             rows=size,
         )
         if known is not None and not known.num_rows:  # no symlinks: no aliases, and no Spark job to say so
-            alias_map = self.spark.createDataFrame(
-                pa.table({"node_id": pa.array([], pa.string()), "canonical_id": pa.array([], pa.string())})
-            )
+            alias_map = self.spark.createDataFrame([], "node_id string, canonical_id string")
         else:
             alias_map = graph.aliases(symlinks)
         alias_map = alias_map.persist(KEPT)
