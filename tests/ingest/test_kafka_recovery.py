@@ -36,6 +36,7 @@ class ConsumerProcess:
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.log = log
+        self._runs_before = self._runs()
         self._out = log.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "headwater", "consume"],
@@ -43,6 +44,14 @@ class ConsumerProcess:
             stdout=self._out,
             stderr=subprocess.STDOUT,
         )
+
+    def _runs(self) -> int:
+        """Consumers that reached their consuming loop, by their log lines in the shared file."""
+        return self.log.read_text().count(" as group ") if self.log.exists() else 0
+
+    def is_running(self) -> bool:
+        """Whether this consumer reached its loop (its SIGTERM handler is then in place)."""
+        return self._runs() > self._runs_before
 
     def has_partitions(self) -> bool:
         """Whether it has logged an assignment of at least one partition (needs log level info)."""
@@ -179,6 +188,9 @@ def test_sigkilled_consumers_lose_and_duplicate_nothing(
     last = ConsumerProcess(env, tmp_path / "consume.log")
     wait_for(everything_stored, 180, f"every event stored (seed {seed})")
     wait_until_committed(settings, len(sent), 30)
+    # the killed consumers may have stored and committed everything already: a SIGTERM before
+    # the last one's handler is in place would end it by the signal's default action
+    wait_for(last.is_running, 60, "the last consumer to start consuming")
     last.terminate()
     assert_exactly_the_distinct_events(database_url, sent, settings)
 
