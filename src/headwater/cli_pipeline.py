@@ -3,6 +3,7 @@ opening of a pipeline that `headwater up` shares."""
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from collections.abc import Iterator
@@ -183,8 +184,6 @@ def daily_retention(settings: Settings, store: Any, runner: Any) -> Any:
     """The continuous pipeline's pass hook that applies `retention_days` once a day. A failed
     retention is logged and tried again after the next pass: it never stops the pipeline (or
     `headwater up`'s server)."""
-    import logging
-
     from headwater.pipeline.retention import retain_daily
 
     def after_pass(_result: Any) -> None:
@@ -196,6 +195,15 @@ def daily_retention(settings: Settings, store: Any, runner: Any) -> Any:
             logging.getLogger("headwater.retention").exception("retention failed")
 
     return after_pass
+
+
+def _cancel_jobs(spark: Any) -> None:
+    """Cancel the Spark jobs in flight. The pass may have ended and the context stopped before
+    this thread runs: then there is nothing left to cancel."""
+    try:
+        spark.sparkContext.cancelAllJobs()
+    except Exception:  # a stopped context or a closed gateway: the stop already happened
+        logging.getLogger("headwater.pipeline").debug("no Spark jobs to cancel", exc_info=True)
 
 
 @contextmanager
@@ -211,7 +219,7 @@ def stopping_on_signals(spark: Any, stop: threading.Event) -> Iterator[None]:
         click.echo("stopping (Ctrl-C again to leave at once)", err=True)
         stop.set()
         # from another thread: this one may be inside a call to the JVM on the same connection
-        threading.Thread(target=spark.sparkContext.cancelAllJobs, daemon=True).start()
+        threading.Thread(target=_cancel_jobs, args=(spark,), daemon=True).start()
 
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
