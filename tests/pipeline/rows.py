@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from pyspark.sql import DataFrame, SparkSession
 
+from headwater.pipeline.compact import Compactor
 from headwater.pipeline.source import EVENT_SCHEMA
 from headwater.pipeline.transforms import parse_events
 
@@ -57,7 +58,8 @@ def dataset_event(time: str, ds: dict[str, Any]) -> dict[str, Any]:
 def stored(
     spark: SparkSession, docs: list[dict[str, Any]], untrusted: dict[int, list[str]] | None = None
 ) -> DataFrame:
-    """The docs as parsed store rows, seq 1, 2, … in list order (= arrival order).
+    """The docs as parsed compact rows (events, then their facet values), seq 1, 2, … in list
+    order (= arrival order).
 
     eventTime must be given in the store's fixed-width form (YYYY-MM-DDTHH:MM:SS.fffffffZ)."""
     rows = []
@@ -79,9 +81,11 @@ def stored(
                 (doc.get("dataset") or {}).get("name"),
                 orjson.dumps((untrusted or {}).get(seq, [])).decode(),
                 orjson.dumps(doc).decode(),
+                None,  # facet_count: a whole payload, split as the data source splits one
             )
         )
-    return parse_events(spark.createDataFrame(rows, EVENT_SCHEMA))
+    compact = Compactor(lambda _hashes: {}).rows(rows)
+    return parse_events(spark.createDataFrame(compact, EVENT_SCHEMA))
 
 
 def t(second: int) -> str:

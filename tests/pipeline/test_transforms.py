@@ -8,16 +8,22 @@ import orjson
 from pyspark.sql import DataFrame, SparkSession
 
 from headwater.pipeline import transforms as tr
-from tests.pipeline.rows import dataset, dataset_event, facet, run_event, stored, t
+from tests.pipeline.rows import PRODUCER, dataset, dataset_event, facet, run_event, stored, t
 
 
 def rows(df: DataFrame, *columns: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(r[c] for c in columns) for r in df.collect())
 
 
+def parts(spark: SparkSession, docs: list[dict[str, Any]], **kw: Any) -> tuple[DataFrame, DataFrame]:
+    """The docs' events and the facet values they name, as the data source gives them."""
+    parsed = stored(spark, docs, **kw)
+    return tr.events_of(parsed), tr.values_of(parsed)
+
+
 def run_rows(spark: SparkSession, docs: list[dict[str, Any]]) -> dict[str, Any]:
-    events = stored(spark, docs)
-    out = tr.runs(events).collect()
+    events, values = parts(spark, docs)
+    out = tr.runs(events, values).collect()
     return {r["run_id"]: r for r in out}
 
 
@@ -64,14 +70,31 @@ def test_run_facets_latest_event_time_wins_and_parent_and_nominal(spark: SparkSe
             run_facets={"x": facet(v=1), "nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")},
         ),
     ]
-    events = stored(spark, docs)
-    facets = {r["name"]: orjson.loads(r["value"]) for r in tr.run_facets(events).collect()}
+    events, values = parts(spark, docs)
+    text = {r["hash"]: r["value"] for r in values.collect()}
+    facets = {r["name"]: orjson.loads(text[r["value_hash"]]) for r in tr.run_facets(events).collect()}
     assert facets["x"]["v"] == 2
     assert set(facets) == {"x", "parent", "nominalTime"}
-    run = tr.runs(events).collect()[0]
+    run = tr.runs(events, values).collect()[0]
     assert run["parent_run_id"] == "p1"
     assert run["nominal_start"] == "2026-01-01T00:00:00Z"
-    assert rows(tr.job_parents(events), "parent_node_id", "child_node_id") == [("job:ns:dag", "job:ns:job")]
+    assert rows(tr.job_parents(events, values), "parent_node_id", "child_node_id") == [
+        ("job:ns:dag", "job:ns:job")
+    ]
+
+
+def test_a_facet_value_is_hashed_alike_whole_or_split(spark: SparkSession) -> None:
+    """A facet in a payload kept whole gets the hash the store gives it in a core: the same value
+    is the same value_hash, whatever its keys' order."""
+    from headwater.events.facet_refs import facet_hash
+    from headwater.pipeline.compact import hex_of
+
+    value = {"b": 1, "a": [1.5, "é"], "_producer": PRODUCER}
+    events, values = parts(spark, [run_event("r", "START", t(1), run_facets={"x": value})])
+    (row,) = tr.run_facets(events).collect()
+    canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    assert row["value_hash"] == hex_of(facet_hash(canonical))
+    assert {r["hash"]: r["value"] for r in values.collect()} == {row["value_hash"]: canonical.decode()}
 
 
 def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> None:
@@ -80,8 +103,8 @@ def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> Non
         dataset_event(t(2), dataset("db", "t", documentation={"_deleted": True})),
         run_event("r", "START", t(3), outputs=[dataset("db", "t", schema=facet(fields="broken"))]),
     ]
-    events = stored(spark, docs, untrusted={3: ["outputs[0].facets.schema"]})
-    history = tr.facet_history(tr.dataset_refs(events))
+    events, values = parts(spark, docs, untrusted={3: ["outputs[0].facets.schema"]})
+    history = tr.facet_history(tr.dataset_refs(events), values)
     assert rows(history, "node_id", "name", "valid_from", "deleted") == [
         ("dataset:db:t", "documentation", t(1), 0),
         ("dataset:db:t", "documentation", t(2), 1),
@@ -97,11 +120,11 @@ def test_schema_fields_are_flattened_with_paths(spark: SparkSession) -> None:
             "fields": [{"name": "city", "type": "string", "description": "c"}],
         },
     ]
-    events = stored(
+    events, values = parts(
         spark, [run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=facet(fields=fields))])]
     )
-    history = tr.facet_history(tr.dataset_refs(events))
-    assert rows(tr.schema_fields(history), "path", "position", "type", "description") == [
+    history = tr.facet_history(tr.dataset_refs(events), values)
+    assert rows(tr.schema_fields(history, values), "path", "position", "type", "description") == [
         ("address", 1, "struct", None),
         ("address.city", 2, "string", "c"),
         ("id", 0, "int", None),
@@ -119,14 +142,16 @@ def test_dataset_versions_follow_content_not_runs(spark: SparkSession) -> None:
         run_event("r5", "START", t(5), outputs=[dataset("db", "t")]),  # no schema yet: the same write
         run_event("r5", "COMPLETE", t(6), outputs=[dataset("db", "t", schema=two)]),
     ]
-    versions = tr.dataset_versions(tr.dataset_refs(stored(spark, docs)))
+    events, values = parts(spark, docs)
+    refs = tr.with_sources(tr.dataset_refs(events), values)
+    versions = tr.dataset_versions(refs, values)
     version_rows = tr.dataset_version_rows(versions).collect()
     assert len(version_rows) == 2
     by_creator = {r["created_by_run"]: r for r in version_rows}
     assert set(by_creator) == {"r1", "r3"}
     links = rows(tr.dataset_version_runs(versions), "run_id")
     assert links == [("r1",), ("r2",), ("r3",), ("r5",)]
-    current = tr.datasets(tr.dataset_refs(stored(spark, docs)), versions).collect()[0]
+    current = tr.datasets(refs, versions).collect()[0]
     assert current["current_version"] == by_creator["r3"]["version_id"]
     assert current["version_time"] == t(6)
 
@@ -140,9 +165,9 @@ def test_job_version_ignores_the_order_of_inputs(spark: SparkSession) -> None:
         run_event("r2", "COMPLETE", t(3), inputs=[b, a], outputs=[out], job_facets=code),
         run_event("r3", "COMPLETE", t(4), inputs=[a], outputs=[out], job_facets=code),
     ]
-    events = stored(spark, docs)
+    events, values = parts(spark, docs)
     io = tr.run_io(tr.dataset_refs(events))
-    versions = {r["run_id"]: r for r in tr.run_job_versions(tr.job_refs(events), io).collect()}
+    versions = {r["run_id"]: r for r in tr.run_job_versions(tr.job_refs(events), io, values).collect()}
     assert versions["r1"]["version_id"] == versions["r2"]["version_id"] != versions["r3"]["version_id"]
     assert versions["r1"]["inputs"] == ["dataset:db:a", "dataset:db:b"]
     assert versions["r1"]["source_code_location"].startswith("git https://git/x")
@@ -195,9 +220,16 @@ def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> N
             outputs=[dataset("db", "a", columnLineage=new_form), dataset("db", "b", columnLineage=old_form)],
         )
     ]
-    history = tr.facet_history(tr.dataset_refs(stored(spark, docs)))
+    events, values = parts(spark, docs)
+    history = tr.facet_history(tr.dataset_refs(events), values)
     lineage = rows(
-        tr.column_lineage(history), "field", "input_node_id", "input_field", "type", "subtype", "description"
+        tr.column_lineage(history, values),
+        "field",
+        "input_node_id",
+        "input_field",
+        "type",
+        "subtype",
+        "description",
     )
     assert lineage == [
         ("", "dataset:db:orders", "status", "INDIRECT", "FILTER", None),
@@ -209,7 +241,8 @@ def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> N
 def test_symlinks_give_alias_pairs(spark: SparkSession) -> None:
     links = facet(identifiers=[{"namespace": "hive://m", "name": "db.t", "type": "TABLE"}])
     docs = [run_event("r", "COMPLETE", t(1), outputs=[dataset("s3://lake", "db/t", symlinks=links)])]
-    pairs = rows(tr.symlinks(tr.dataset_refs(stored(spark, docs))), "node_id", "alias_node_id", "type")
+    events, values = parts(spark, docs)
+    pairs = rows(tr.symlinks(tr.dataset_refs(events), values), "node_id", "alias_node_id", "type")
     assert pairs == [("dataset:s3://lake:db/t", "dataset:hive://m:db.t", "TABLE")]
 
 
@@ -219,15 +252,15 @@ def test_namespaces_sources_and_jobs(spark: SparkSession) -> None:
         run_event("r1", "START", t(5), job=("etl", "load"), outputs=[dataset("pg", "t", dataSource=source)]),
         run_event("r1", "COMPLETE", t(9), job=("etl", "load")),
     ]
-    events = stored(spark, docs)
-    refs, jobs = tr.dataset_refs(events), tr.job_refs(events)
+    events, values = parts(spark, docs)
+    refs, jobs = tr.with_sources(tr.dataset_refs(events), values), tr.job_refs(events)
     assert rows(tr.namespaces(refs, jobs), "name", "created_at", "updated_at") == [
         ("etl", t(5), t(9)),
         ("pg", t(5), t(5)),
     ]
     assert rows(tr.sources(refs), "name", "uri") == [("warehouse", "postgres://w:5432")]
-    versions = tr.run_job_versions(jobs, tr.run_io(refs))
-    run = tr.runs_with_versions(tr.runs(events), versions)
+    versions = tr.run_job_versions(jobs, tr.run_io(refs), values)
+    run = tr.runs_with_versions(tr.runs(events, values), versions)
     job = tr.jobs(jobs, run).collect()[0]
     assert job["node_id"] == "job:etl:load" and job["latest_run_id"] == "r1"
     assert job["current_version"] == versions.collect()[0]["version_id"]

@@ -32,46 +32,47 @@ class ModelFrames:
 
 
 def model_frames(new: DataFrame, run_events: DataFrame, *, generic: bool = True) -> ModelFrames:
-    """Frames of the fact tables for the parsed events `new`; `run_events` holds `new` and the
-    earlier events of the runs `new` touches (run-scoped rows come from all of a run's events).
-    With `generic` False (the events are known to hold no generic event) the element tables,
-    which only generic events feed, are left out: building their frames costs a small batch
-    about a tenth of its time for no row."""
+    """Frames of the fact tables for the parsed compact rows `new`; `run_events` holds `new` and
+    the earlier events of the runs `new` touches (run-scoped rows come from all of a run's
+    events). With `generic` False (the events are known to hold no generic event) the element
+    tables, which only generic events feed, are left out: building their frames costs a small
+    batch about a tenth of its time for no row."""
     kept: list[DataFrame] = []
 
     def keep(frame: DataFrame) -> DataFrame:
         kept.append(frame.persist(KEPT))
         return frame
 
-    refs = keep(t.dataset_refs(new))
-    job_rows = t.job_refs(new)
-    run_refs = t.dataset_refs(run_events) if run_events is not new else refs
-    run_jobs = t.job_refs(run_events)
+    values = keep(t.values_of(run_events))  # every facet value the events name, once
+    events = t.events_of(new)
+    every_event = events if run_events is new else t.events_of(run_events)
+    refs = keep(t.with_sources(t.dataset_refs(events), values))
+    job_rows = t.job_refs(events)
+    run_refs = t.dataset_refs(every_event) if run_events is not new else refs
+    run_jobs = t.job_refs(every_event)
 
-    versions = keep(t.dataset_versions(run_refs))
-    dataset_history = keep(t.facet_history(refs))
-    job_history = t.facet_history(job_rows)
-    facets_of_runs = t.run_facets(run_events)
+    versions = keep(t.dataset_versions(run_refs, values))
+    dataset_history = keep(t.facet_history(refs, values))
+    job_history = t.facet_history(job_rows, values)
+    facets_of_runs = t.run_facets(every_event)
     io = t.run_io(run_refs)
     io_facets = t.run_io_facets(run_refs)
-    run_versions = keep(t.run_job_versions(run_jobs, io))
-    run_rows = keep(t.runs_with_versions(t.runs(run_events), run_versions))
+    run_versions = keep(t.run_job_versions(run_jobs, io, values))
+    run_rows = keep(t.runs_with_versions(t.runs(every_event, values), run_versions))
 
     tables: dict[str, DataFrame] = {
         "namespaces": t.namespaces(refs, job_rows),
         "sources": t.sources(refs),
         "datasets": t.datasets(refs, versions),
-        "facet_values": t.facet_values(
-            dataset_history, job_history, facets_of_runs, io_facets.select("value_hash", "value")
-        ),
+        "facet_values": t.facet_values(values, dataset_history, job_history, facets_of_runs, io_facets),
         "dataset_facets": dataset_history,
         "job_facets": job_history,
-        "schema_fields": t.schema_fields(dataset_history),
-        "column_lineage": t.column_lineage(dataset_history),
-        "dataset_symlinks": t.symlinks(refs),
+        "schema_fields": t.schema_fields(dataset_history, values),
+        "column_lineage": t.column_lineage(dataset_history, values),
+        "dataset_symlinks": t.symlinks(refs, values),
         "dataset_versions": t.dataset_version_rows(versions),
         "dataset_version_runs": t.dataset_version_runs(versions),
-        "job_parents": t.job_parents(new),
+        "job_parents": t.job_parents(events, values),
         "runs": run_rows,
         "run_facets": facets_of_runs,
         "run_io": io,
@@ -81,6 +82,6 @@ def model_frames(new: DataFrame, run_events: DataFrame, *, generic: bool = True)
         "jobs": t.jobs(job_rows, run_rows),
     }
     if generic:
-        tables["element_nodes"] = elements.element_nodes(new)
-        tables["element_edges"] = elements.element_edges(new)
+        tables["element_nodes"] = elements.element_nodes(events)
+        tables["element_edges"] = elements.element_edges(events)
     return ModelFrames(tables, kept)

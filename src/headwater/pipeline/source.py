@@ -6,9 +6,10 @@ Two kinds of reads, each split into partitions that executors read in parallel:
   events, so run-scoped results are recomputed from all of a run's events);
 - `table`: the rows of one `query` over model tables with the given `schema`, for the graph stage.
 
-Rows travel as Arrow record batches. Executors open their own connection from the URL. An event's
-payload reaches Spark whole: the store keeps each distinct facet value once, and each batch of
-rows gets its facet values back in one read (`headwater.store.event_facets`).
+Rows travel as Arrow record batches. Executors open their own connection from the URL. Events
+reach Spark compact (`headwater.pipeline.compact`): each payload is the event's core, its facets
+replaced by their hashes, and each distinct facet value the events name follows them once, in a
+row of its own (`facet_hash`, `facet_value`; the event columns NULL).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from headwater.events.generic import GENERIC_KIND
-from headwater.store.event_facets import assemble_payloads, fetch_values
+from headwater.pipeline.compact import compactor
 
 EVENT_COLUMNS = (
     "seq",
@@ -39,12 +40,13 @@ EVENT_COLUMNS = (
     "dataset_name",
     "untrusted_facets",
     "payload",
-    "facet_count",  # read with the payload to make it whole; not a column of EVENT_SCHEMA
+    "facet_count",  # read with the payload to find its facets; not a column of EVENT_SCHEMA
 )
 EVENT_SCHEMA = (
     "seq long, kind string, run_id string, parent_run_id string, root_run_id string, "
     "event_type string, event_time string, job_namespace string, job_name string, "
-    "dataset_namespace string, dataset_name string, untrusted_facets string, payload string"
+    "dataset_namespace string, dataset_name string, untrusted_facets string, payload string, "
+    "facet_hash string, facet_value string"
 )
 _FETCH = 5_000
 
@@ -118,19 +120,10 @@ def _split_schema(schema: str) -> tuple[list[str], list[str]]:
     return names, types
 
 
-def _whole_events(conn: Any, url: str) -> Callable[[list[Any]], list[Any]]:
-    """Rows of EVENT_COLUMNS → rows of EVENT_SCHEMA, each payload whole, facet values read on
-    another cursor of `conn`."""
-
-    def whole(rows: list[Any]) -> list[Any]:
-        cur = conn.cursor()
-        payloads = assemble_payloads(
-            [(row[-2], row[-1]) for row in rows],
-            lambda hashes: fetch_values(cur, lambda query: placeholders(url, query), hashes),
-        )
-        return [(*row[:-2], payload) for row, payload in zip(rows, payloads, strict=True)]
-
-    return whole
+def _compact_events(conn: Any, url: str) -> Callable[[list[Any]], list[Any]]:
+    """Rows of EVENT_COLUMNS → rows of EVENT_SCHEMA: the events' cores, then the facet values
+    they name that this read has not given yet, read on another cursor of `conn`."""
+    return compactor(conn, lambda query: placeholders(url, query)).rows
 
 
 class _EventReader(DataSourceReader):
@@ -170,14 +163,14 @@ class _EventReader(DataSourceReader):
         try:
             cur = conn.cursor()
             cur.execute(placeholders(self.url, query), params)
-            yield from _batches(cur, names, schema, _whole_events(conn, self.url))
+            yield from _batches(cur, names, schema, _compact_events(conn, self.url))
         finally:
             conn.close()
 
 
 class _QueryReader(DataSourceReader):
     """One query's rows (a model table, or a join of a few), in one partition; with EVENT_SCHEMA,
-    events (the query selects EVENT_COLUMNS), their payloads made whole."""
+    events (the query selects EVENT_COLUMNS), made compact."""
 
     def __init__(self, options: dict[str, str], schema: str) -> None:
         self.url = options["url"]
@@ -193,7 +186,7 @@ class _QueryReader(DataSourceReader):
         try:
             cur = conn.cursor()
             cur.execute(self.query)
-            whole = _whole_events(conn, self.url) if self.events else None
+            whole = _compact_events(conn, self.url) if self.events else None
             yield from _batches(cur, self.names, _arrow_schema(self.names, self.types), whole)
         finally:
             conn.close()

@@ -1,7 +1,10 @@
 """The event → lineage-model transformations: each a function from DataFrames to a DataFrame.
 
-The first step (`parse_events`) reads the raw events the data source returns; every other step
-works on its output. All of it runs on the executors; nothing here collects to the driver.
+The first step (`parse_events`) reads the compact rows the data source returns: events whose
+facets are the hashes of their values, and each distinct value once (`headwater.pipeline.compact`).
+The hash is the model's `value_hash`; a step that needs something inside a facet value looks it up
+by hash in `facet_info`, which reads each distinct value once (`lookup`). All of it runs on the
+executors; nothing here collects to the driver.
 
 Merge rules that make the model independent of arrival order and of batch boundaries:
 - facts keyed by content (facet values, schema fields, column lineage, symlinks, versions) are
@@ -94,9 +97,10 @@ def _trusted(facets: Column, prefix: Column) -> Column:
 # Parsing and exploding
 # ---------------------------------------------------------------------------------------------
 def parse_events(raw: DataFrame) -> DataFrame:
-    """Raw store rows → rows with the parsed payload (`doc` of an OpenLineage event, `generic` of a
-    generic one; a generic payload is never read as OpenLineage, whatever keys it carries) and
-    the `untrusted` facet paths."""
+    """Compact rows → rows with the parsed core (`doc` of an OpenLineage event, its facets
+    name → hash; `generic` of a generic one; a generic payload is never read as OpenLineage,
+    whatever keys it carries) and the `untrusted` facet paths; the facet value rows pass through
+    (`facet_hash`, `facet_value`: see `events_of` and `values_of`)."""
     generic = F.col("kind") == GENERIC_KIND
     return raw.select(
         "seq",
@@ -111,7 +115,35 @@ def parse_events(raw: DataFrame) -> DataFrame:
         F.coalesce(
             F.from_json("untrusted_facets", ArrayType(StringType())), F.array().cast("array<string>")
         ).alias("untrusted"),
+        "facet_hash",
+        "facet_value",
     )
+
+
+def events_of(parsed: DataFrame) -> DataFrame:
+    """The events of parsed compact rows."""
+    return parsed.where(F.col("facet_hash").isNull())
+
+
+def values_of(parsed: DataFrame) -> DataFrame:
+    """The distinct facet values (hash, value) the events of parsed compact rows name."""
+    rows = parsed.where(F.col("facet_hash").isNotNull())
+    return rows.select(F.col("facet_hash").alias("hash"), F.col("facet_value").alias("value")).dropDuplicates(
+        ["hash"]
+    )
+
+
+def lookup(rows: DataFrame, ref: Column, values: DataFrame, **fields: Column) -> DataFrame:
+    """`rows` with `fields`, expressions over the `value` of the facet value whose hash is `ref`
+    (NULL where `ref` is NULL). Each field is computed once per distinct value, not per row; the
+    values of a batch are few (each distinct facet once), so they are broadcast."""
+    found = values.select(F.col("hash").alias("_found"), *[c.alias(n) for n, c in fields.items()])
+    joined = rows.withColumn("_ref", ref).join(F.broadcast(found), F.col("_ref") == F.col("_found"), "left")
+    return joined.drop("_ref", "_found")
+
+
+def _json(path: str) -> Column:
+    return F.get_json_object(F.col("value"), path)
 
 
 _REF_COLUMNS = ["seq", "event_time", "run_id", "untrusted"]
@@ -174,15 +206,21 @@ def namespaces(datasets: DataFrame, jobs: DataFrame) -> DataFrame:
     )
 
 
-def _source_name(refs: DataFrame) -> Column:
-    return F.coalesce(F.get_json_object(refs.facets["dataSource"], "$.name"), F.col("namespace"))
+def with_sources(refs: DataFrame, values: DataFrame) -> DataFrame:
+    """Dataset references with the source their dataSource facet names (`source_name`: its name,
+    else the dataset's namespace; `source_uri`), NULL without one."""
+    found = lookup(
+        refs, F.col("facets")["dataSource"], values, _source=_json("$.name"), source_uri=_json("$.uri")
+    )
+    named = F.when(F.col("facets")["dataSource"].isNotNull(), F.coalesce("_source", "namespace"))
+    return found.withColumn("source_name", named).drop("_source")
 
 
 def sources(refs: DataFrame) -> DataFrame:
     """Sources from the dataSource facet (name, uri); the uri of the latest mention wins."""
-    with_source = refs.where(F.col("facets")["dataSource"].isNotNull()).select(
-        _source_name(refs).alias("name"),
-        F.get_json_object(refs.facets["dataSource"], "$.uri").alias("uri"),
+    with_source = refs.where(F.col("source_name").isNotNull()).select(
+        F.col("source_name").alias("name"),
+        F.col("source_uri").alias("uri"),
         "event_time",
         "seq",
     )
@@ -200,7 +238,7 @@ def _latest_value(value: Column) -> Column:
     return F.max(F.when(value.isNotNull(), F.struct("event_time", "seq", value.alias("v")))).getField("v")
 
 
-def dataset_versions(run_refs: DataFrame) -> DataFrame:
+def dataset_versions(run_refs: DataFrame, values: DataFrame) -> DataFrame:
     """The version each run wrote of each of its outputs.
 
     Its identity is the dataset, its schema fields, its datasetVersion and its lifecycle state,
@@ -208,27 +246,35 @@ def dataset_versions(run_refs: DataFrame) -> DataFrame:
     write); not the run id: runs that write the same content share one version.
     """
     outputs = run_refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
+    facets = F.col("facets")
+    outputs = lookup(outputs, facets["schema"], values, _schema=_schema_hash(_json("$.fields")))
+    outputs = lookup(outputs, facets["version"], values, _version=_json("$.datasetVersion"))
+    outputs = lookup(
+        outputs, facets["lifecycleStateChange"], values, _lifecycle=_json("$.lifecycleStateChange")
+    )
     written = outputs.groupBy("run_id", "node_id").agg(
-        _latest_value(F.get_json_object(F.col("facets")["schema"], "$.fields")).alias("schema"),
-        _latest_value(F.get_json_object(F.col("facets")["version"], "$.datasetVersion")).alias(
-            "version_label"
-        ),
-        _latest_value(
-            F.get_json_object(F.col("facets")["lifecycleStateChange"], "$.lifecycleStateChange")
-        ).alias("lifecycle"),
+        _latest_value(F.col("_schema")).alias("schema_hash"),
+        _latest_value(F.col("_version")).alias("version_label"),
+        _latest_value(F.col("_lifecycle")).alias("lifecycle"),
         F.max(F.struct("event_time", "seq")).alias("w"),
     )
-    schema_hash = F.when(F.col("schema").isNotNull(), digest(F.col("schema")))
     return written.select(
         "node_id",
         "run_id",
         F.col("w.event_time").alias("event_time"),
         F.col("w.seq").alias("seq"),
-        schema_hash.alias("schema_hash"),
+        "schema_hash",
         "version_label",
         "lifecycle",
-        digest(F.col("node_id"), schema_hash, F.col("version_label"), F.col("lifecycle")).alias("version_id"),
+        digest(F.col("node_id"), F.col("schema_hash"), F.col("version_label"), F.col("lifecycle")).alias(
+            "version_id"
+        ),
     )
+
+
+def _schema_hash(fields: Column) -> Column:
+    """The key of a schema: the hash of its fields' JSON (NULL without fields)."""
+    return F.when(fields.isNotNull(), digest(fields))
 
 
 def dataset_version_rows(versions: DataFrame) -> DataFrame:
@@ -246,10 +292,7 @@ def dataset_version_runs(versions: DataFrame) -> DataFrame:
 
 def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
     """Datasets: first and last mention, the latest source, the latest written version."""
-    source = F.when(
-        F.col("facets")["dataSource"].isNotNull(),
-        F.struct("event_time", "seq", _source_name(refs).alias("source_name")),
-    )
+    source = F.when(F.col("source_name").isNotNull(), F.struct("event_time", "seq", "source_name"))
     base = refs.groupBy("node_id", "namespace", "name").agg(
         F.min("event_time").alias("created_at"),
         F.max("event_time").alias("updated_at"),
@@ -271,33 +314,33 @@ def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
     )
 
 
-def facet_history(refs: DataFrame) -> DataFrame:
+def facet_history(refs: DataFrame, values: DataFrame) -> DataFrame:
     """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one."""
-    rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value")).where(
-        F.col("value").isNotNull()
+    rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
+        F.col("value_hash").isNotNull()
     )
-    rows = rows.withColumn("value_hash", digest(F.col("value")))
-    pick = F.max(F.struct("value_hash", "value"))
-    return rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
-        pick.value_hash.alias("value_hash"),
-        F.when(F.get_json_object(pick.value, "$._deleted") == "true", 1).otherwise(0).alias("deleted"),
-        pick.value.alias("value"),
+    asserted = rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
+        F.max("value_hash").alias("value_hash")
     )
+    ends = F.when(_json("$._deleted") == "true", 1).otherwise(0)
+    found = lookup(asserted, F.col("value_hash"), values, _deleted=ends)
+    return found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
 
 
-def facet_values(*histories: DataFrame) -> DataFrame:
-    values = None
-    for history in histories:
-        part = history.select(F.col("value_hash").alias("hash"), "value")
-        values = part if values is None else values.unionByName(part)
-    assert values is not None
-    return values.dropDuplicates(["hash"])
+def facet_values(values: DataFrame, *frames: DataFrame) -> DataFrame:
+    """The values the frames' `value_hash` name (each distinct value of the batch once)."""
+    used = None
+    for frame in frames:
+        part = frame.select(F.col("value_hash").alias("hash"))
+        used = part if used is None else used.unionByName(part)
+    assert used is not None
+    return values.join(used.distinct(), "hash", "left_semi")
 
 
-def symlinks(refs: DataFrame) -> DataFrame:
+def symlinks(refs: DataFrame, values: DataFrame) -> DataFrame:
     """dataset → alias pairs from the symlinks facet (any time it was asserted)."""
     identifiers = F.from_json(
-        F.get_json_object(F.col("facets")["symlinks"], "$.identifiers"),
+        F.col("_identifiers"),
         ArrayType(
             StructType(
                 [
@@ -308,9 +351,9 @@ def symlinks(refs: DataFrame) -> DataFrame:
             )
         ),
     )
-    rows = refs.where(F.col("facets")["symlinks"].isNotNull()).select(
-        "node_id", F.explode(identifiers).alias("i")
-    )
+    linked = refs.where(F.col("facets")["symlinks"].isNotNull())
+    linked = lookup(linked, F.col("facets")["symlinks"], values, _identifiers=_json("$.identifiers"))
+    rows = linked.select("node_id", F.explode(identifiers).alias("i"))
     rows = rows.where(F.col("i.name").isNotNull() & F.col("i.namespace").isNotNull()).select(
         "node_id",
         dataset_node(F.col("i.namespace"), F.col("i.name")).alias("alias_node_id"),
@@ -338,14 +381,25 @@ def _flatten_fields(fields_json: str | None) -> list[SchemaField]:
     return flatten_fields(fields_json)
 
 
-def schema_fields(history: DataFrame) -> DataFrame:
+def _asserted(history: DataFrame, name: str, values: DataFrame) -> DataFrame:
+    """The distinct values (hash, value) asserted (not deleted) as facet `name` in `history`."""
+    hashes = history.where((F.col("name") == name) & (F.col("deleted") == 0)).select(
+        F.col("value_hash").alias("hash")
+    )
+    return values.join(hashes.distinct(), "hash", "left_semi")
+
+
+def schema_fields(history: DataFrame, values: DataFrame) -> DataFrame:
     """Fields (nested ones flattened to dotted paths) of every distinct schema, by schema hash."""
     schemas = (
-        history.where((F.col("name") == "schema") & (F.col("deleted") == 0))
-        .select(F.get_json_object("value", "$.fields").alias("fields"))
+        _asserted(history, "schema", values)
+        .select(_json("$.fields").alias("fields"))
         .where(F.col("fields").isNotNull())
         .dropDuplicates()
-        .select(digest(F.col("fields")).alias("schema_hash"), F.explode(_flatten_fields("fields")).alias("f"))
+        .select(
+            _schema_hash(F.col("fields")).alias("schema_hash"),
+            F.explode(_flatten_fields("fields")).alias("f"),
+        )
     )
     return schemas.select("schema_hash", "f.path", "f.position", "f.type", "f.description").dropDuplicates(
         ["schema_hash", "path"]
@@ -422,13 +476,9 @@ def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str 
     return [(*key, *extra) for key, extra in sorted(rows.items())]
 
 
-def column_lineage(history: DataFrame) -> DataFrame:
+def column_lineage(history: DataFrame, values: DataFrame) -> DataFrame:
     """Column lineage edges of every distinct columnLineage facet value, keyed by its hash."""
-    facets = (
-        history.where((F.col("name") == "columnLineage") & (F.col("deleted") == 0))
-        .select(F.col("value_hash").alias("facet_hash"), "value")
-        .dropDuplicates(["facet_hash"])
-    )
+    facets = _asserted(history, "columnLineage", values).select(F.col("hash").alias("facet_hash"), "value")
     rows = facets.select("facet_hash", F.explode(_lineage_rows("value")).alias("c"))
     return rows.select(
         "facet_hash",
@@ -450,7 +500,7 @@ def _micros(text: Column) -> Column:
     return F.unix_micros(F.to_timestamp(F.substring(text, 1, 26), "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"))
 
 
-def runs(run_events: DataFrame) -> DataFrame:
+def runs(run_events: DataFrame, values: DataFrame) -> DataFrame:
     """One row per run, from all of its events: the state by event semantics, times from eventTime.
 
     A terminal event (COMPLETE, FAIL, ABORT) outranks START and RUNNING whatever their times or
@@ -490,6 +540,13 @@ def runs(run_events: DataFrame) -> DataFrame:
         F.count(F.lit(1)).alias("event_count"),
         F.max("seq").alias("updated_seq"),
     )
+    out = lookup(
+        out,
+        F.col("n.v"),
+        values,
+        nominal_start=_json("$.nominalStartTime"),
+        nominal_end=_json("$.nominalEndTime"),
+    )
     started = F.coalesce("start_time", "running_time", "first_event_time")
     ended = F.when(F.col("decided.rank") == 2, F.col("decided.event_time"))
     return out.select(
@@ -502,8 +559,8 @@ def runs(run_events: DataFrame) -> DataFrame:
         F.when(ended.isNotNull(), F.floor((_micros(ended) - _micros(started)) / 1000).cast("long")).alias(
             "duration_ms"
         ),
-        F.get_json_object("n.v", "$.nominalStartTime").alias("nominal_start"),
-        F.get_json_object("n.v", "$.nominalEndTime").alias("nominal_end"),
+        "nominal_start",
+        "nominal_end",
         F.col("p.parent_run_id").alias("parent_run_id"),
         F.coalesce(F.col("r.root_run_id"), F.col("p.parent_run_id"), F.col("run_id")).alias("root_run_id"),
         "first_event_time",
@@ -519,14 +576,13 @@ def run_facets(run_events: DataFrame) -> DataFrame:
         "run_id",
         "event_time",
         "seq",
-        F.explode(_trusted(F.col("doc.run.facets"), F.lit("run.facets."))).alias("name", "value"),
+        F.explode(_trusted(F.col("doc.run.facets"), F.lit("run.facets."))).alias("name", "value_hash"),
     )
-    rows = rows.where(F.col("value").isNotNull()).withColumn("value_hash", digest(F.col("value")))
-    latest = F.max(F.struct("event_time", "seq", "value_hash", "value"))
-    return rows.groupBy("run_id", "name").agg(
-        latest.value_hash.alias("value_hash"),
-        latest.event_time.alias("event_time"),
-        latest.value.alias("value"),
+    latest = F.max(F.struct("event_time", "seq", "value_hash"))
+    return (
+        rows.where(F.col("value_hash").isNotNull())
+        .groupBy("run_id", "name")
+        .agg(latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"))
     )
 
 
@@ -545,18 +601,17 @@ def run_io_facets(refs: DataFrame) -> DataFrame:
         "node_id",
         "event_time",
         "seq",
-        F.explode("io_facets").alias("name", "value"),
+        F.explode("io_facets").alias("name", "value_hash"),
     )
-    rows = rows.where(F.col("value").isNotNull()).withColumn("value_hash", digest(F.col("value")))
-    latest = F.max(F.struct("event_time", "seq", "value_hash", "value"))
-    return rows.groupBy("run_id", "direction", "node_id", "name").agg(
-        latest.value_hash.alias("value_hash"),
-        latest.event_time.alias("event_time"),
-        latest.value.alias("value"),
+    latest = F.max(F.struct("event_time", "seq", "value_hash"))
+    return (
+        rows.where(F.col("value_hash").isNotNull())
+        .groupBy("run_id", "direction", "node_id", "name")
+        .agg(latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"))
     )
 
 
-def run_job_versions(run_jobs: DataFrame, io: DataFrame) -> DataFrame:
+def run_job_versions(run_jobs: DataFrame, io: DataFrame, values: DataFrame) -> DataFrame:
     """The job version each run ran: from the job, its code location and SQL (latest in the run)
     and the run's sorted inputs and outputs."""
     facets = run_jobs.where(F.col("run_id").isNotNull())
@@ -581,20 +636,17 @@ def run_job_versions(run_jobs: DataFrame, io: DataFrame) -> DataFrame:
             "outputs"
         ),
     )
-    joined = code.join(sides, "run_id", "left")
     location_text = F.concat_ws(
-        " ",
-        *[
-            F.get_json_object("location_facet", f"$.{k}")
-            for k in ("type", "url", "repoUrl", "path", "version", "tag", "branch")
-        ],
+        " ", *[_json(f"$.{k}") for k in ("type", "url", "repoUrl", "path", "version", "tag", "branch")]
     )
-    sql_text = F.get_json_object("sql_facet", "$.query")
+    code = lookup(code, F.col("location_facet"), values, source_code_location=location_text)
+    code = lookup(code, F.col("sql_facet"), values, sql=_json("$.query"))
+    joined = code.join(sides, "run_id", "left")
     return joined.select(
         "run_id",
         "job_node_id",
-        F.when(F.col("location_facet").isNotNull(), location_text).alias("source_code_location"),
-        sql_text.alias("sql"),
+        "source_code_location",
+        "sql",
         F.coalesce("inputs", F.array().cast("array<string>")).alias("inputs"),
         F.coalesce("outputs", F.array().cast("array<string>")).alias("outputs"),
     ).withColumn(
@@ -650,15 +702,13 @@ def jobs(job_rows: DataFrame, run_rows: DataFrame) -> DataFrame:
     )
 
 
-def job_parents(events: DataFrame) -> DataFrame:
+def job_parents(events: DataFrame, values: DataFrame) -> DataFrame:
     """parent job → child job pairs from the parent run facet."""
     parent = F.col("doc.run.facets")["parent"]
-    ns = F.get_json_object(parent, "$.job.namespace")
-    name = F.get_json_object(parent, "$.job.name")
-    rows = events.where(
-        parent.isNotNull() & ns.isNotNull() & name.isNotNull() & F.col("doc.job.name").isNotNull()
-    )
+    rows = events.where(parent.isNotNull() & F.col("doc.job.name").isNotNull())
+    rows = lookup(rows, parent, values, _ns=_json("$.job.namespace"), _name=_json("$.job.name"))
+    rows = rows.where(F.col("_ns").isNotNull() & F.col("_name").isNotNull())
     return rows.select(
-        job_node(ns, name).alias("parent_node_id"),
+        job_node(F.col("_ns"), F.col("_name")).alias("parent_node_id"),
         job_node(F.col("doc.job.namespace"), F.col("doc.job.name")).alias("child_node_id"),
     ).dropDuplicates()
