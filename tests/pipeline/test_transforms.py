@@ -15,10 +15,16 @@ def rows(df: DataFrame, *columns: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(r[c] for c in columns) for r in df.collect())
 
 
-def parts(spark: SparkSession, docs: list[dict[str, Any]], **kw: Any) -> tuple[DataFrame, DataFrame]:
-    """The docs' events and the facet values they name, as the data source gives them."""
+def parts(
+    spark: SparkSession, docs: list[dict[str, Any]], *, inline: bool = False, **kw: Any
+) -> tuple[DataFrame, tr.FacetValues]:
+    """The docs' events and the facet values they name, as the data source gives them; with
+    `inline`, the values as a literal map too (as for a small batch the driver read)."""
     parsed = stored(spark, docs, **kw)
-    return tr.events_of(parsed), tr.values_of(parsed)
+    values = tr.values_of(parsed)
+    if inline:
+        values = tr.values_of(parsed, {r["hash"]: r["value"] for r in values.frame.collect()})
+    return tr.events_of(parsed), values
 
 
 def run_rows(spark: SparkSession, docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -71,7 +77,7 @@ def test_run_facets_latest_event_time_wins_and_parent_and_nominal(spark: SparkSe
         ),
     ]
     events, values = parts(spark, docs)
-    text = {r["hash"]: r["value"] for r in values.collect()}
+    text = {r["hash"]: r["value"] for r in values.frame.collect()}
     facets = {r["name"]: orjson.loads(text[r["value_hash"]]) for r in tr.run_facets(events).collect()}
     assert facets["x"]["v"] == 2
     assert set(facets) == {"x", "parent", "nominalTime"}
@@ -94,7 +100,7 @@ def test_a_facet_value_is_hashed_alike_whole_or_split(spark: SparkSession) -> No
     (row,) = tr.run_facets(events).collect()
     canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     assert row["value_hash"] == hex_of(facet_hash(canonical))
-    assert {r["hash"]: r["value"] for r in values.collect()} == {row["value_hash"]: canonical.decode()}
+    assert {r["hash"]: r["value"] for r in values.frame.collect()} == {row["value_hash"]: canonical.decode()}
 
 
 def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> None:
@@ -264,3 +270,53 @@ def test_namespaces_sources_and_jobs(spark: SparkSession) -> None:
     job = tr.jobs(jobs, run).collect()[0]
     assert job["node_id"] == "job:etl:load" and job["latest_run_id"] == "r1"
     assert job["current_version"] == versions.collect()[0]["version_id"]
+
+
+def test_facet_lookups_agree_in_a_literal_map_and_by_join(spark: SparkSession) -> None:
+    """A small batch looks facet values up in a literal map, a large one joins them: same rows."""
+    parent = facet(run={"runId": "p"}, job={"namespace": "ns", "name": "dag"})
+    out = dataset(
+        "pg",
+        "t",
+        dataSource=facet(name="warehouse", uri="postgres://w"),
+        schema=facet(fields=[{"name": "a", "type": "int"}]),
+        version=facet(datasetVersion="7"),
+        lifecycleStateChange=facet(lifecycleStateChange="OVERWRITE"),
+        symlinks=facet(identifiers=[{"namespace": "hive", "name": "db.t", "type": "TABLE"}]),
+    )
+    code = {"sourceCodeLocation": facet(type="git", url="https://g/x"), "sql": facet(query="SELECT 1")}
+    docs = [
+        run_event(
+            "r",
+            "COMPLETE",
+            t(2),
+            outputs=[out],
+            job_facets=code,
+            run_facets={"parent": parent, "nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")},
+        ),
+        dataset_event(t(3), dataset("pg", "t", documentation={"_deleted": True})),
+    ]
+
+    def model(inline: bool) -> dict[str, list[tuple[Any, ...]]]:
+        events, values = parts(spark, docs, inline=inline)
+        assert (values.literal is not None) == inline
+        refs = tr.with_sources(tr.dataset_refs(events), values)
+        frames = {
+            "refs": refs.select("node_id", "source_name", "source_uri"),
+            "versions": tr.dataset_versions(refs, values),
+            "history": tr.facet_history(refs, values),
+            "symlinks": tr.symlinks(refs, values),
+            "runs": tr.runs(events, values),
+            "code": tr.run_job_versions(tr.job_refs(events), tr.run_io(refs), values),
+            "parents": tr.job_parents(events, values),
+        }
+        return {name: sorted((tuple(r) for r in frame.collect()), key=repr) for name, frame in frames.items()}
+
+    joined, mapped = model(False), model(True)
+    assert joined == mapped
+    assert (
+        joined["symlinks"]
+        and joined["parents"]
+        and ("dataset:pg:t", "warehouse", "postgres://w") in joined["refs"]
+    )
+    assert any(row[-1] == 1 for row in joined["history"]), "the _deleted assertion"

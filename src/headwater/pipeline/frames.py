@@ -31,19 +31,23 @@ class ModelFrames:
             frame.unpersist()
 
 
-def model_frames(new: DataFrame, run_events: DataFrame, *, generic: bool = True) -> ModelFrames:
+def model_frames(
+    new: DataFrame, run_events: DataFrame, *, generic: bool = True, inline: dict[str, str] | None = None
+) -> ModelFrames:
     """Frames of the fact tables for the parsed compact rows `new`; `run_events` holds `new` and
     the earlier events of the runs `new` touches (run-scoped rows come from all of a run's
     events). With `generic` False (the events are known to hold no generic event) the element
     tables, which only generic events feed, are left out: building their frames costs a small
-    batch about a tenth of its time for no row."""
+    batch about a tenth of its time for no row. `inline`: every facet value of `run_events`, when
+    the driver read them and they are few (`transforms.values_of`)."""
     kept: list[DataFrame] = []
 
     def keep(frame: DataFrame) -> DataFrame:
         kept.append(frame.persist(KEPT))
         return frame
 
-    values = keep(t.values_of(run_events))  # every facet value the events name, once
+    values = t.values_of(run_events, inline)  # every facet value the events name, once
+    keep(values.frame)
     events = t.events_of(new)
     every_event = events if run_events is new else t.events_of(run_events)
     refs = keep(t.with_sources(t.dataset_refs(events), values))

@@ -27,6 +27,7 @@ _EVENTS_PER_PARTITION = 20_000
 POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new events
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
 READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.read_here)
+INLINE_VALUES = 1_000  # a driver-read batch naming at most this many facet values looks them up in a map
 # While events are being ingested into a single-writer store (SQLite), ingest waits for each
 # merge's write lock: a merge of 200,000 events held it 10-25 s (bench/soak.py). Then a batch
 # takes as many events as its merge can take in about LIVE_MERGE_SECONDS, going by the last merge.
@@ -140,14 +141,17 @@ class Pipeline:
         self._size_shuffles(high - low)
         raw, table = self._events(low, high)
         new = t.parse_events(raw).persist(KEPT)
-        run_events = new
+        run_events, known = new, None
         if low > 0:
             earlier, known = self._events(low, high, readback=True)
             if known is None or known.num_rows:  # new runs only (known empty): nothing to add
                 run_events = new.unionByName(t.parse_events(earlier)).persist(KEPT)
         # a batch the driver read is known to hold generic events or not; their tables need none
         generic = table is None or source.holds_generic(table)
-        frames = model_frames(new, run_events, generic=generic)
+        # facet values as a literal map when the driver read them all and they are few
+        read_here = table is not None and (low == 0 or known is not None)
+        inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
+        frames = model_frames(new, run_events, generic=generic, inline=inline)
         tick = time.perf_counter()
         publish.stage(self.store, self.url, frames.tables, self.shuffle_partitions())
         result.stages["transform+stage"] = (

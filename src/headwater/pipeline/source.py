@@ -217,6 +217,23 @@ def events_here(url: str, low: int, high: int, *, readback: bool, limit: int) ->
     return read_here(_EventReader(options), SeqRange(low, high), EVENT_SCHEMA, limit)
 
 
+def few_values(events: pa.Table, earlier: pa.Table | None, most: int) -> dict[str, str] | None:
+    """The facet values (hash → value) of events read in the driver and of their runs' earlier
+    events (`earlier`, when there are some), when there are at most `most`; else None."""
+    values: dict[str, str] = {}
+    for table in (events, earlier):
+        if table is None:
+            continue
+        hashes = table.column("facet_hash")
+        if len(values) + hashes.length() - hashes.null_count > most:
+            return None
+        found = table.filter(hashes.is_valid())
+        values.update(
+            zip(found.column("facet_hash").to_pylist(), found.column("facet_value").to_pylist(), strict=True)
+        )
+    return values
+
+
 def holds_generic(events: pa.Table) -> bool:
     """Whether events read in the driver hold a generic (FastScore) event."""
     return GENERIC_KIND in events.column("kind").to_pylist()

@@ -16,6 +16,10 @@ Merge rules that make the model independent of arrival order and of batch bounda
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import orjson
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -125,25 +129,59 @@ def events_of(parsed: DataFrame) -> DataFrame:
     return parsed.where(F.col("facet_hash").isNull())
 
 
-def values_of(parsed: DataFrame) -> DataFrame:
-    """The distinct facet values (hash, value) the events of parsed compact rows name."""
+@dataclass(frozen=True)
+class FacetValues:
+    """The distinct facet values (hash, value) a batch's events name; for a small batch the
+    driver read, the same as a literal map too, which lookups read without a join (each join
+    with a broadcast side is a Spark job of its own: about a second of a pass of a few events)."""
+
+    frame: DataFrame
+    literal: Column | None = None
+
+
+def values_of(parsed: DataFrame, inline: dict[str, str] | None = None) -> FacetValues:
+    """The distinct facet values the events of parsed compact rows name; `inline`: the same, read
+    in the driver, for a literal map (small batches only: a lookup in it scans its keys)."""
     rows = parsed.where(F.col("facet_hash").isNotNull())
-    return rows.select(F.col("facet_hash").alias("hash"), F.col("facet_value").alias("value")).dropDuplicates(
-        ["hash"]
-    )
+    frame = rows.select(
+        F.col("facet_hash").alias("hash"), F.col("facet_value").alias("value")
+    ).dropDuplicates(["hash"])
+    if inline is None:
+        return FacetValues(frame)
+    # one literal, parsed once by the optimizer (constant folding), not a call into the JVM per value
+    literal = F.from_json(F.lit(orjson.dumps(inline).decode()), MapType(StringType(), StringType()))
+    return FacetValues(frame, literal)
 
 
-def lookup(rows: DataFrame, ref: Column, values: DataFrame, **fields: Column) -> DataFrame:
-    """`rows` with `fields`, expressions over the `value` of the facet value whose hash is `ref`
+Field = Callable[[Column], Column]  # an expression over a facet value's JSON text
+
+
+def lookup(rows: DataFrame, ref: Column, values: FacetValues, **fields: Field) -> DataFrame:
+    """`rows` with `fields`, expressions over the value of the facet value whose hash is `ref`
     (NULL where `ref` is NULL). Each field is computed once per distinct value, not per row; the
-    values of a batch are few (each distinct facet once), so they are broadcast."""
-    found = values.select(F.col("hash").alias("_found"), *[c.alias(n) for n, c in fields.items()])
-    joined = rows.withColumn("_ref", ref).join(F.broadcast(found), F.col("_ref") == F.col("_found"), "left")
-    return joined.drop("_ref", "_found")
+    values of a batch are few (each distinct facet once), so they are broadcast. With the values
+    as a literal map, the fields are computed on the rows from the map instead. (Few calls into
+    the JVM: each DataFrame operation is analysed there, which small batches feel.)"""
+    if values.literal is not None:
+        value = values.literal[ref]
+        return rows.select("*", *[field(value).alias(name) for name, field in fields.items()])
+    value = F.col("value")
+    known = values.frame.select(
+        F.col("hash").alias("_found"), *[field(value).alias(name) for name, field in fields.items()]
+    )
+    return rows.join(F.broadcast(known), ref == F.col("_found"), "left").drop("_found")
 
 
-def _json(path: str) -> Column:
-    return F.get_json_object(F.col("value"), path)
+def _values_named(hashes: DataFrame, values: FacetValues) -> DataFrame:
+    """The values (hash, value) of the distinct `hash`es of a frame."""
+    if values.literal is not None:
+        return hashes.distinct().select("hash", values.literal[F.col("hash")].alias("value"))
+    return values.frame.join(hashes.distinct(), "hash", "left_semi")
+
+
+def _json(path: str) -> Field:
+    """The text at `path` in a value (get_json_object's: a string unquoted, anything else as JSON)."""
+    return lambda value: F.get_json_object(value, path)
 
 
 _REF_COLUMNS = ["seq", "event_time", "run_id", "untrusted"]
@@ -206,7 +244,7 @@ def namespaces(datasets: DataFrame, jobs: DataFrame) -> DataFrame:
     )
 
 
-def with_sources(refs: DataFrame, values: DataFrame) -> DataFrame:
+def with_sources(refs: DataFrame, values: FacetValues) -> DataFrame:
     """Dataset references with the source their dataSource facet names (`source_name`: its name,
     else the dataset's namespace; `source_uri`), NULL without one."""
     found = lookup(
@@ -238,7 +276,7 @@ def _latest_value(value: Column) -> Column:
     return F.max(F.when(value.isNotNull(), F.struct("event_time", "seq", value.alias("v")))).getField("v")
 
 
-def dataset_versions(run_refs: DataFrame, values: DataFrame) -> DataFrame:
+def dataset_versions(run_refs: DataFrame, values: FacetValues) -> DataFrame:
     """The version each run wrote of each of its outputs.
 
     Its identity is the dataset, its schema fields, its datasetVersion and its lifecycle state,
@@ -247,7 +285,9 @@ def dataset_versions(run_refs: DataFrame, values: DataFrame) -> DataFrame:
     """
     outputs = run_refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
     facets = F.col("facets")
-    outputs = lookup(outputs, facets["schema"], values, _schema=_schema_hash(_json("$.fields")))
+    outputs = lookup(
+        outputs, facets["schema"], values, _schema=lambda v: _schema_hash(F.get_json_object(v, "$.fields"))
+    )
     outputs = lookup(outputs, facets["version"], values, _version=_json("$.datasetVersion"))
     outputs = lookup(
         outputs, facets["lifecycleStateChange"], values, _lifecycle=_json("$.lifecycleStateChange")
@@ -314,7 +354,7 @@ def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
     )
 
 
-def facet_history(refs: DataFrame, values: DataFrame) -> DataFrame:
+def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
     """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one."""
     rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
         F.col("value_hash").isNotNull()
@@ -322,22 +362,25 @@ def facet_history(refs: DataFrame, values: DataFrame) -> DataFrame:
     asserted = rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
         F.max("value_hash").alias("value_hash")
     )
-    ends = F.when(_json("$._deleted") == "true", 1).otherwise(0)
+
+    def ends(value: Column) -> Column:
+        return F.when(F.get_json_object(value, "$._deleted") == "true", 1).otherwise(0)
+
     found = lookup(asserted, F.col("value_hash"), values, _deleted=ends)
     return found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
 
 
-def facet_values(values: DataFrame, *frames: DataFrame) -> DataFrame:
+def facet_values(values: FacetValues, *frames: DataFrame) -> DataFrame:
     """The values the frames' `value_hash` name (each distinct value of the batch once)."""
     used = None
     for frame in frames:
         part = frame.select(F.col("value_hash").alias("hash"))
         used = part if used is None else used.unionByName(part)
     assert used is not None
-    return values.join(used.distinct(), "hash", "left_semi")
+    return _values_named(used, values)
 
 
-def symlinks(refs: DataFrame, values: DataFrame) -> DataFrame:
+def symlinks(refs: DataFrame, values: FacetValues) -> DataFrame:
     """dataset → alias pairs from the symlinks facet (any time it was asserted)."""
     identifiers = F.from_json(
         F.col("_identifiers"),
@@ -381,19 +424,19 @@ def _flatten_fields(fields_json: str | None) -> list[SchemaField]:
     return flatten_fields(fields_json)
 
 
-def _asserted(history: DataFrame, name: str, values: DataFrame) -> DataFrame:
+def _asserted(history: DataFrame, name: str, values: FacetValues) -> DataFrame:
     """The distinct values (hash, value) asserted (not deleted) as facet `name` in `history`."""
     hashes = history.where((F.col("name") == name) & (F.col("deleted") == 0)).select(
         F.col("value_hash").alias("hash")
     )
-    return values.join(hashes.distinct(), "hash", "left_semi")
+    return _values_named(hashes, values)
 
 
-def schema_fields(history: DataFrame, values: DataFrame) -> DataFrame:
+def schema_fields(history: DataFrame, values: FacetValues) -> DataFrame:
     """Fields (nested ones flattened to dotted paths) of every distinct schema, by schema hash."""
     schemas = (
         _asserted(history, "schema", values)
-        .select(_json("$.fields").alias("fields"))
+        .select(F.get_json_object("value", "$.fields").alias("fields"))
         .where(F.col("fields").isNotNull())
         .dropDuplicates()
         .select(
@@ -476,7 +519,7 @@ def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str 
     return [(*key, *extra) for key, extra in sorted(rows.items())]
 
 
-def column_lineage(history: DataFrame, values: DataFrame) -> DataFrame:
+def column_lineage(history: DataFrame, values: FacetValues) -> DataFrame:
     """Column lineage edges of every distinct columnLineage facet value, keyed by its hash."""
     facets = _asserted(history, "columnLineage", values).select(F.col("hash").alias("facet_hash"), "value")
     rows = facets.select("facet_hash", F.explode(_lineage_rows("value")).alias("c"))
@@ -500,7 +543,7 @@ def _micros(text: Column) -> Column:
     return F.unix_micros(F.to_timestamp(F.substring(text, 1, 26), "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"))
 
 
-def runs(run_events: DataFrame, values: DataFrame) -> DataFrame:
+def runs(run_events: DataFrame, values: FacetValues) -> DataFrame:
     """One row per run, from all of its events: the state by event semantics, times from eventTime.
 
     A terminal event (COMPLETE, FAIL, ABORT) outranks START and RUNNING whatever their times or
@@ -611,7 +654,7 @@ def run_io_facets(refs: DataFrame) -> DataFrame:
     )
 
 
-def run_job_versions(run_jobs: DataFrame, io: DataFrame, values: DataFrame) -> DataFrame:
+def run_job_versions(run_jobs: DataFrame, io: DataFrame, values: FacetValues) -> DataFrame:
     """The job version each run ran: from the job, its code location and SQL (latest in the run)
     and the run's sorted inputs and outputs."""
     facets = run_jobs.where(F.col("run_id").isNotNull())
@@ -636,9 +679,11 @@ def run_job_versions(run_jobs: DataFrame, io: DataFrame, values: DataFrame) -> D
             "outputs"
         ),
     )
-    location_text = F.concat_ws(
-        " ", *[_json(f"$.{k}") for k in ("type", "url", "repoUrl", "path", "version", "tag", "branch")]
-    )
+
+    def location_text(value: Column) -> Column:
+        keys = ("type", "url", "repoUrl", "path", "version", "tag", "branch")
+        return F.concat_ws(" ", *[F.get_json_object(value, f"$.{k}") for k in keys])
+
     code = lookup(code, F.col("location_facet"), values, source_code_location=location_text)
     code = lookup(code, F.col("sql_facet"), values, sql=_json("$.query"))
     joined = code.join(sides, "run_id", "left")
@@ -702,7 +747,7 @@ def jobs(job_rows: DataFrame, run_rows: DataFrame) -> DataFrame:
     )
 
 
-def job_parents(events: DataFrame, values: DataFrame) -> DataFrame:
+def job_parents(events: DataFrame, values: FacetValues) -> DataFrame:
     """parent job → child job pairs from the parent run facet."""
     parent = F.col("doc.run.facets")["parent"]
     rows = events.where(parent.isNotNull() & F.col("doc.job.name").isNotNull())
