@@ -16,14 +16,13 @@ it was stored.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from headwater.events.facet_refs import containers
+from headwater.events.facet_refs import containers, facet_hash
 from headwater.events.generic import GENERIC_KIND
 from headwater.store.event_facets import MissingFacetValue, fetch_values, load_core
 from headwater.store.packing import stored_text
@@ -66,7 +65,7 @@ class Compactor:
         for row in stored:
             payload, count = row[PAYLOAD], row[COUNT]
             if count is not None:
-                core = self._core(payload, count, wanted) if count > 0 else stored_text(payload)
+                core = self._core(payload, wanted) if count > 0 else stored_text(payload)
             elif row[KIND] == GENERIC_KIND:
                 core = stored_text(payload)
             else:
@@ -92,7 +91,7 @@ class Compactor:
             found = self.hexes[store_hash] = hex_of(store_hash)
         return found
 
-    def _core(self, payload: str | bytes, count: int, wanted: dict[str, str]) -> str:
+    def _core(self, payload: str | bytes, wanted: dict[str, str]) -> str:
         core = load_core(payload)
         for _, holder, key, _ in containers(core):
             refs = holder.get(key)
@@ -119,7 +118,7 @@ class Compactor:
                 refs = {}
                 for name, value in container.items():
                     canonical = _canonical(value)
-                    hexed = refs[name] = hashlib.sha256(canonical).digest()[:16].hex()
+                    hexed = refs[name] = self._hex(facet_hash(canonical))
                     if hexed not in self.sent:
                         self.sent.add(hexed)
                         values[hexed] = canonical.decode()

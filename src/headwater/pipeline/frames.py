@@ -47,7 +47,8 @@ def model_frames(
         return frame
 
     values = t.values_of(run_events, inline)  # every facet value the events name, once
-    keep(values.frame)
+    if values.literal is None:  # else the lookups read the literal map, never the frame
+        keep(values.frame)
     events = t.events_of(new)
     every_event = events if run_events is new else t.events_of(run_events)
     refs = keep(t.with_sources(t.dataset_refs(events), values))

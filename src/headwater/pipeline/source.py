@@ -186,8 +186,8 @@ class _QueryReader(DataSourceReader):
         try:
             cur = conn.cursor()
             cur.execute(self.query)
-            whole = _compact_events(conn, self.url) if self.events else None
-            yield from _batches(cur, self.names, _arrow_schema(self.names, self.types), whole)
+            compact = _compact_events(conn, self.url) if self.events else None
+            yield from _batches(cur, self.names, _arrow_schema(self.names, self.types), compact)
         finally:
             conn.close()
 

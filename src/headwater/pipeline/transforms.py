@@ -3,7 +3,7 @@
 The first step (`parse_events`) reads the compact rows the data source returns: events whose
 facets are the hashes of their values, and each distinct value once (`headwater.pipeline.compact`).
 The hash is the model's `value_hash`; a step that needs something inside a facet value looks it up
-by hash in `facet_info`, which reads each distinct value once (`lookup`). All of it runs on the
+by hash (`lookup`), which reads each distinct value once. All of it runs on the
 executors; nothing here collects to the driver.
 
 Merge rules that make the model independent of arrival order and of batch boundaries:
@@ -133,7 +133,7 @@ def events_of(parsed: DataFrame) -> DataFrame:
 class FacetValues:
     """The distinct facet values (hash, value) a batch's events name; for a small batch the
     driver read, the same as a literal map too, which lookups read without a join (each join
-    with a broadcast side is a Spark job of its own: about a second of a pass of a few events)."""
+    with a broadcast side is a Spark job of its own: about half a second of a one-event pass)."""
 
     frame: DataFrame
     literal: Column | None = None
