@@ -295,6 +295,7 @@ def test_facet_lookups_agree_in_a_literal_map_and_by_join(spark: SparkSession) -
             run_facets={"parent": parent, "nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")},
         ),
         dataset_event(t(3), dataset("pg", "t", documentation={"_deleted": True})),
+        run_event("bare", "COMPLETE", t(4)),  # no code facets: NULL fields, not ''
     ]
 
     def model(inline: bool) -> dict[str, list[tuple[Any, ...]]]:
@@ -320,3 +321,5 @@ def test_facet_lookups_agree_in_a_literal_map_and_by_join(spark: SparkSession) -
         and ("dataset:pg:t", "warehouse", "postgres://w") in joined["refs"]
     )
     assert any(row[-1] == 1 for row in joined["history"]), "the _deleted assertion"
+    (bare,) = [row for row in joined["code"] if row[0] == "bare"]
+    assert bare[2:4] == (None, None), "no source code location and no SQL"

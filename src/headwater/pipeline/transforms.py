@@ -164,7 +164,11 @@ def lookup(rows: DataFrame, ref: Column, values: FacetValues, **fields: Field) -
     the JVM: each DataFrame operation is analysed there, which small batches feel.)"""
     if values.literal is not None:
         value = values.literal[ref]
-        return rows.select("*", *[field(value).alias(name) for name, field in fields.items()])
+        # NULL where there is no value, as the join gives (a field may be non-NULL on NULL input:
+        # concat_ws of nothing is '')
+        return rows.select(
+            "*", *[F.when(value.isNotNull(), field(value)).alias(name) for name, field in fields.items()]
+        )
     value = F.col("value")
     known = values.frame.select(
         F.col("hash").alias("_found"), *[field(value).alias(name) for name, field in fields.items()]
