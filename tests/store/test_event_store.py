@@ -11,7 +11,7 @@ import pytest
 
 from headwater.events.validate import validate_event
 from headwater.store import EventStore, RunCursor, open_store
-from headwater.store.sql import RUN_TREE
+from headwater.store.sql import _AFTER, RUN_TREE
 from tests.factories import migration_versions, run_event
 
 RECEIVED = "2024-06-01T00:00:00.0000000Z"
@@ -117,20 +117,85 @@ def test_a_root_without_events_of_its_own_is_found_through_a_grandchild(store: E
     ]
 
 
-@pytest.mark.parametrize("where", RUN_TREE)
-def test_each_key_of_a_run_tree_is_read_from_an_index(store: EventStore, where: str) -> None:
-    """The root's index is partial (migration 0014): its query must repeat the index's condition."""
-    query = store.sql(f"SELECT seq FROM events WHERE {where} ORDER BY event_time DESC, event_id DESC LIMIT 5")
+@pytest.mark.parametrize("after", ["", _AFTER])
+@pytest.mark.parametrize(
+    ("where", "index"), list(zip(RUN_TREE, ["run", "parent_run", "root_run"], strict=True))
+)
+def test_each_key_of_a_run_tree_is_read_from_its_index(
+    store: EventStore, where: str, index: str, after: str
+) -> None:
+    """The root's index is partial (migration 0014): its query must repeat the index's condition.
+    SQLite reads a page in order from the index; PostgreSQL's run and parent-run indexes keep no
+    order (its migration 0017): it reads the key's rows from its index, then sorts them, and the
+    cursor never sends it to events_by_time."""
+    page = store.run_page.format(columns="seq, event_time, event_id", where=where, after=after)  # type: ignore[attr-defined]
+    params = ("r", "2024-01-01T00:00:00Z", "x", 5) if after else ("r", 5)
     with store.transaction() as cur:
         if store.backend == "sqlite":
-            cur.execute(f"EXPLAIN QUERY PLAN {query}", ("r",))
+            cur.execute(f"EXPLAIN QUERY PLAN {store.sql(page)}", params)
             plan = " ".join(str(row[-1]) for row in cur.fetchall())
-            assert "INDEX events_by_" in plan and "TEMP B-TREE" not in plan, plan
+            assert f"INDEX events_by_{index} " in plan and "TEMP B-TREE" not in plan, plan
         else:
             cur.execute("SET LOCAL enable_seqscan = off")
-            cur.execute(f"EXPLAIN {query}", ("r",))
+            cur.execute(f"EXPLAIN {store.sql(page)}", params)
             plan = " ".join(str(row[0]) for row in cur.fetchall())
-            assert "Index Scan" in plan and "Sort" not in plan, plan
+            assert f" events_by_{index} " in plan and "events_by_time" not in plan, plan
+
+
+def test_a_run_page_is_newest_first_whatever_the_order_of_arrival(store: EventStore) -> None:
+    """Pages of a run and of its tree, with ties in eventTime, from events appended out of order:
+    the order is the API's (eventTime, then eventId, newest first) on either kind of index."""
+    run_id, child = str(uuid.uuid4()), str(uuid.uuid4())
+    events = [validate_event(doc) for doc in _tree(run_id, child)]
+    for start in range(0, len(events), 9):
+        store.append(events[start : start + 9], RECEIVED)
+    for include_children, runs in ((False, {run_id}), (True, {run_id, child})):
+        expected = sorted((e for e in events if e.run_id in runs), key=lambda e: (e.event_time, e.event_id))
+        read = [event_id for page in _pages(store, run_id, include_children) for event_id, _ in page]
+        assert read == [e.event_id for e in reversed(expected)]
+
+
+def _tree(run_id: str, child: str) -> list[dict[str, object]]:
+    """A run and a child run, 40 events each, with ties in eventTime, in no order of time."""
+    docs: list[dict[str, object]] = []
+    for i in range(40):
+        second = (i * 7) % 13
+        docs.append(run_event(run_id, event_time=f"2024-01-01T00:00:{second:02d}Z", job=f"j{i}"))
+        docs.append(
+            run_event(child, parent=run_id, event_time=f"2024-01-01T00:01:{second:02d}Z", job=f"c{i}")
+        )
+    return docs
+
+
+def _pages(store: EventStore, run_id: str, include_children: bool) -> list[list[tuple[str, object]]]:
+    pages, after = [], None
+    while page := store.run_events(run_id, include_children=include_children, limit=7, after=after):
+        pages.append([(e.event_id, orjson.loads(e.payload)) for e in page])
+        after = RunCursor(page[-1].event_time, page[-1].event_id)
+    return pages
+
+
+def test_a_store_upgraded_over_migration_0017_reads_the_same_pages(database_url: str) -> None:
+    """Migration 0017 changes PostgreSQL's run indexes, not the rows: a store of schema 16 gives
+    the same pages of a run and of its tree once upgraded, each event equal to what was sent."""
+    from tests.store.test_upgrade import migrate_to
+
+    store = open_store(database_url, migrate=False)
+    try:
+        migrate_to(store, 16)
+        run_id, child = str(uuid.uuid4()), str(uuid.uuid4())
+        docs = _tree(run_id, child)
+        events = [validate_event(doc) for doc in docs]
+        for start in range(0, len(events), 9):
+            store.append(events[start : start + 9], RECEIVED)
+        before = {flag: _pages(store, run_id, flag) for flag in (False, True)}
+        assert store.migrate() == [v for v in migration_versions() if v > 16]
+        after = {flag: _pages(store, run_id, flag) for flag in (False, True)}
+        assert after == before and len(before[True]) == 12  # 80 events, 7 a page
+        sent = {e.event_id: doc for e, doc in zip(events, docs, strict=True)}
+        assert all(payload == sent[event_id] for page in after[True] for event_id, payload in page)
+    finally:
+        store.close()
 
 
 def test_list_events_filters_by_time_and_sorts(store: EventStore) -> None:

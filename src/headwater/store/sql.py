@@ -53,6 +53,11 @@ _INSERT = (
 )
 _DEAD_LETTER_COLUMNS = "topic, partition_no, msg_offset, msg_key, msg_value, error, received_at"
 _NEWEST_FIRST = "ORDER BY event_time DESC, event_id DESC"
+# A page of one key's events of a run (`where`), newest first, after a cursor (`after`: empty or
+# " AND " and a condition), read in that order from the key's index; a backend whose index keeps
+# no order for the key overrides this (`SqlEventStore.run_page`).
+RUN_PAGE = "SELECT {columns} FROM events WHERE {where}{after} " + _NEWEST_FIRST + " LIMIT ?"
+_AFTER = " AND (event_time, event_id) < (?, ?)"
 # A run's events, then those of its tree: its children by parent, and the rest by root. The root's
 # index holds only the events the first two do not find (migration 0014); a query repeats its
 # condition to use it.
@@ -134,6 +139,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
     """The store in SQL; a backend provides connections (`_reading`, `_writing`) and dialect."""
 
     migrations_package: str
+    run_page = RUN_PAGE
 
     # -- what a backend provides -------------------------------------------------------------
     @abstractmethod
@@ -273,11 +279,9 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         for where in RUN_TREE if include_children else (RUN_ONLY,):
             params.append(run_id)
             if after is not None:
-                where += " AND (event_time, event_id) < (?, ?)"
                 params += [after.event_time, after.event_id]
-            branches.append(
-                f"SELECT * FROM (SELECT {COLUMNS} FROM events WHERE {where} {_NEWEST_FIRST} LIMIT ?) AS b"
-            )
+            page = self.run_page.format(columns=COLUMNS, where=where, after="" if after is None else _AFTER)
+            branches.append(f"SELECT * FROM ({page}) AS b")
             params.append(limit)
         query = " UNION ".join(branches)
         if len(branches) > 1:

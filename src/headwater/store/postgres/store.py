@@ -39,6 +39,15 @@ class PostgresEventStore(GenericSql, SqlEventStore):
     paramstyle = "format"
     snapshot_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
     migrations_package = "headwater.store.postgres.migrations"
+    # The run and parent-run indexes are keyed by the run id alone (migration 0017): a run's events
+    # are read whole from them, then sorted. OFFSET 0 keeps that read apart from the sort and the
+    # cursor: else the planner, which takes a run's events to be spread over all time, may walk
+    # events_by_time newest first until it meets enough of them (44 ms a page instead of 0.8 on
+    # the bench's store), or AND the run's rows with every event before the cursor (12 ms).
+    run_page = (
+        "SELECT * FROM (SELECT {columns} FROM events WHERE {where} OFFSET 0) AS r "
+        "WHERE true{after} ORDER BY event_time DESC, event_id DESC LIMIT ?"
+    )
 
     def __init__(self, url: str, *, pool_size: int = 8) -> None:
         self.url = url

@@ -1,0 +1,4 @@
+-- PostgreSQL's migration 0017 keys its run and parent-run indexes by the run id alone. SQLite's
+-- keep their order: a SQLite index entry is a third smaller (no 8-byte tuple header, no padding)
+-- and the store is under its size target already, so a run page stays one index range here. This
+-- migration keeps the two backends' numbers the same.
