@@ -10,13 +10,13 @@ from pyspark.sql import SparkSession
 
 from headwater.events.generic import validate_generic_event
 from headwater.events.validate import validate_event
+from headwater.pipeline.compare import model_rows
 from headwater.pipeline.runner import Pipeline
 from headwater.query.lineage import LineageQuery, lineage
 from headwater.query.vertical import vertical
 from headwater.store import EventStore, open_store
 from headwater.store.generic import generic_store
 from tests.pipeline import fastscore as fs
-from tests.pipeline.test_pipeline import dump
 
 
 def _ol(store: EventStore) -> None:
@@ -90,11 +90,11 @@ def test_incremental_passes_a_rebuild_and_another_arrival_order_agree(
     for part in (order[:3], order[3:6], order[6:]):
         fs.send(store, part)
         pipeline.run_once()
-    incremental = dump(store)
+    incremental = model_rows(store)
     assert incremental["element_edges"] and incremental["element_nodes"]
     assert fs.folded(store) == fs.expected(fs.HISTORY, fs.RECEIVED)
     pipeline.rebuild()
-    assert dump(store) == incremental
+    assert model_rows(store) == incremental
 
     other = open_store(f"sqlite:///{tmp_path}/other.db")  # the history as listed, in one pass
     try:
@@ -117,7 +117,7 @@ def test_a_generic_payload_is_never_read_as_openlineage(spark: SparkSession, sto
     }
     generic_store(store).append_generic([validate_generic_event(sneaky)], fs.RECEIVED[0])
     Pipeline(spark, store, dogfood=False).run_once()
-    model = dump(store)
+    model = model_rows(store)
     assert model["jobs"] == [] and model["datasets"] == []
     assert [row[0] for row in model["element_nodes"]] == [fs.CHURN]
 
@@ -140,6 +140,6 @@ def test_migration_9_folds_what_the_pipeline_had_published(spark: SparkSession, 
 
     pipeline.run_once()  # carries on from its checkpoint
     assert fs.folded(store) == fs.expected(fs.HISTORY, fs.RECEIVED)
-    upgraded = dump(store)
+    upgraded = model_rows(store)
     pipeline.rebuild()
-    assert dump(store) == upgraded
+    assert model_rows(store) == upgraded

@@ -10,10 +10,10 @@ from pyspark.sql import SparkSession
 from headwater.events.generic import validate_generic_event
 from headwater.events.times import format_ticks, now_ticks
 from headwater.events.validate import validate_event
+from headwater.pipeline.compare import model_rows
 from headwater.pipeline.runner import Pipeline
 from headwater.store import EventStore, open_store
 from headwater.store.generic import generic_store
-from tests.pipeline.test_pipeline import dump
 
 RUN = {
     "eventType": "COMPLETE",
@@ -57,7 +57,7 @@ def test_a_rebuild_keeps_browse_ids_and_the_model_ignores_generic_events(
 
     pipeline = Pipeline(spark, store, dogfood=False)
     pipeline.run_once()
-    model = dump(store)
+    model = model_rows(store)
     assert [row[1:3] for row in model["jobs"]] == [("demo", "load_orders")]
     published = browse(store)
     assert published[1:] == before[1:]
@@ -75,7 +75,7 @@ def test_a_rebuild_keeps_browse_ids_and_the_model_ignores_generic_events(
     assert [(e.id, e.type) for e in runs] == [(1, "COMPLETE")]
 
     pipeline.rebuild()
-    assert dump(store) == model
+    assert model_rows(store) == model
     assert browse(store) == published
 
     reopened = open_store(store.url)  # a restart: same ids

@@ -17,11 +17,12 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from headwater.pipeline.compare import model_rows
 from headwater.pipeline.runner import Pipeline
 from headwater.query.lineage import LineageQuery, lineage
 from headwater.query.lineage_json import warehouse_graph
 from headwater.store import EventStore
-from tests.pipeline.test_pipeline import dump, ingest
+from tests.pipeline.test_pipeline import ingest
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.25.0/integration/spark"
 SPEC = "https://openlineage.io/spec"
@@ -138,6 +139,6 @@ def test_dropped_recreated_aliased_tables_keep_their_lineage_whatever_the_arriva
     for order, names in apps.items():
         assert edges(store, *names) == EXPECTED, order
 
-    model = dump(store)
+    model = model_rows(store)
     pipeline.rebuild()
-    assert dump(store) == model
+    assert model_rows(store) == model

@@ -18,7 +18,8 @@ from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import DemoShape, demo_events
 from headwater.events.validate import validate_event
-from headwater.pipeline.publish import MODEL_TABLES, TABLES, read_state
+from headwater.pipeline.compare import model_rows
+from headwater.pipeline.publish import read_state
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from tests.conftest import SPEC_DIR
@@ -35,19 +36,6 @@ def ingest(store: EventStore, docs: Iterable[dict[str, Any]]) -> int:
     for start in range(0, len(events), 500):
         stored += sum(store.append(events[start : start + 500], "2026-11-22T00:00:00.0000000Z"))
     return stored
-
-
-def dump(store: EventStore) -> dict[str, list[tuple[Any, ...]]]:
-    """Every model table, rows sorted: two equal dumps mean two identical models."""
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    with store.transaction() as cur:
-        for name in MODEL_TABLES:
-            cols = TABLES[name].columns
-            cur.execute(f"SELECT {', '.join(cols)} FROM {name}")
-            out[name] = sorted((tuple(row) for row in cur.fetchall()), key=repr)
-        cur.execute("SELECT version_id, node_id, created_at, updated_at, run_count FROM job_versions")
-        out["job_versions.counts"] = sorted((tuple(r) for r in cur.fetchall()), key=repr)
-    return out
 
 
 def query(store: EventStore, sql: str) -> list[tuple[Any, ...]]:
@@ -143,10 +131,10 @@ def test_incremental_runs_build_the_same_model_as_a_rebuild(
         ingest(store, part)
         fastscore.send(store, range(n, len(fastscore.HISTORY), 3))
         pipeline.run_once()
-    incremental = dump(store)
+    incremental = model_rows(store)
     assert incremental["runs"] and incremental["lineage_edges"] and incremental["element_edges"]
     Pipeline(spark, store, dogfood=False, partitions=2, batch_events=150).rebuild()
-    assert dump(store) == incremental
+    assert model_rows(store) == incremental
 
 
 def _run_cli(database_url: str, *args: str) -> subprocess.Popen[bytes]:
@@ -188,9 +176,9 @@ def test_sigkilled_runs_then_a_rerun_build_the_uninterrupted_model(
     output, _ = finished.communicate(timeout=600)
     assert finished.returncode == 0, output.decode()[-3000:]
     assert kills >= 1
-    after_kills = dump(store)
+    after_kills = model_rows(store)
     Pipeline(spark, store, dogfood=False).rebuild()
-    assert dump(store) == after_kills
+    assert model_rows(store) == after_kills
 
 
 def test_the_pipeline_reports_itself(
@@ -223,7 +211,7 @@ def test_a_standalone_cluster_builds_the_same_model_as_local_mode(
         process = _run_cli(store.url, "--master", master)
         output, _ = process.communicate(timeout=900)
     assert process.returncode == 0, output.decode()[-3000:]
-    on_cluster = dump(store)
+    on_cluster = model_rows(store)
     assert on_cluster["runs"] and on_cluster["lineage_edges"]
     Pipeline(spark, store, dogfood=False).rebuild()
-    assert dump(store) == on_cluster
+    assert model_rows(store) == on_cluster

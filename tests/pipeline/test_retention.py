@@ -11,12 +11,13 @@ from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import MIN_JOBS, DemoShape, demo_events
 from headwater.events.generic import validate_generic_event
+from headwater.pipeline.compare import model_rows
 from headwater.pipeline.retention import apply_retention, last_retention, retain_daily
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from headwater.store.generic import generic_store
 from tests.pipeline import fastscore as fs
-from tests.pipeline.test_pipeline import dump, ingest, query
+from tests.pipeline.test_pipeline import ingest, query
 from tests.test_cli_retention import run_event
 
 DAY_TWO = "2025-03-04T00:00:00.0000000Z"  # the demo's second scheduled day starts
@@ -56,9 +57,9 @@ def _browse_is_what_remains(store: EventStore) -> None:
 
 
 def _rebuilt_equals_refreshed(pipeline: Pipeline, store: EventStore) -> None:
-    refreshed = dump(store)
+    refreshed = model_rows(store)
     pipeline.rebuild()
-    assert dump(store) == refreshed
+    assert model_rows(store) == refreshed
 
 
 def test_the_model_after_retention_is_the_rebuild_of_what_remains(
@@ -79,13 +80,13 @@ def test_the_model_after_retention_is_the_rebuild_of_what_remains(
         browse.append_generic([validate_generic_event(doc)], received)
     pipeline = Pipeline(spark, store, dogfood=False, partitions=2)
     pipeline.run_once()
-    model = dump(store)
+    model = model_rows(store)
 
     # the demo's first day, the 2024 run and the first five generic events are past the limit
     before = _events(store)
     dry = apply_retention(store, DAY_TWO, dry_run=True)
     assert dry.generic_events == 5 and dry.runs > 1
-    assert _events(store) == before and dump(store) == model  # a dry run only counts
+    assert _events(store) == before and model_rows(store) == model  # a dry run only counts
 
     report = apply_retention(store, DAY_TWO, pipeline=lambda: pipeline)
     assert (report.events, report.runs, report.generic_events) == (dry.events, dry.runs, 5)
