@@ -123,25 +123,12 @@ def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
     spark: SparkSession, store: EventStore
 ) -> None:
     ingest(store, demo_events(DemoShape(jobs=10, runs_per_job=2)))
-    pipeline = Pipeline(spark, store, partitions=2, dogfood=False)
+    # the graph on Spark (every read by the executors); a graph as small as this one is
+    # otherwise computed in the driver and published whole (below)
+    pipeline = Pipeline(spark, store, partitions=2, dogfood=False, read_here_rows=0)
     pipeline.run_once()
-    job = {"namespace": "fresh", "name": "new_job"}
-    ingest(
-        store,
-        [
-            {
-                "eventType": "COMPLETE",
-                "eventTime": "2026-11-25T10:00:00Z",
-                "run": {"runId": "0193a1b2-0000-7000-8000-000000000001"},
-                "job": job,
-                "inputs": [{"namespace": "fresh", "name": "source_table"}],
-                "outputs": [{"namespace": "fresh", "name": "new_table"}],
-                "producer": "https://example.com/producer",
-                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-            }
-        ],
-    )
-    new_table = "dataset:fresh:new_table"
+    _new_job(store, "new_job", 1)
+    new_table = "dataset:fresh:new_job_out"
     seen: dict[str, list[tuple[Any, ...]]] = {}
 
     def progress(step: str) -> None:
@@ -162,3 +149,31 @@ def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
     ends = query(store, f"SELECT kind, other_id, distance FROM ultimate_nodes WHERE node_id = '{new_table}'")
     assert ("source", "dataset:fresh:source_table", 1) in ends
     assert query(store, "SELECT checkpoint - graph_checkpoint FROM pipeline_state") == [(0,)]
+
+    # computed in the driver: the edges and the ends in one transaction, with the checkpoint
+    small = Pipeline(spark, store, partitions=2, dogfood=False)
+    small.progress = progress
+    _new_job(store, "newer_job", 2)
+    new_table = "dataset:fresh:newer_job_out"
+    assert small.run_once().graph
+    assert seen["edges"] == [("dataset:fresh:source_table", new_table)]
+    assert seen["ends"] and seen["state"] == [(checkpoint + 1,) * 2]
+
+
+def _new_job(store: EventStore, name: str, n: int) -> None:
+    """A new job reading fresh.source_table and writing fresh.<name>_out, in one COMPLETE."""
+    ingest(
+        store,
+        [
+            {
+                "eventType": "COMPLETE",
+                "eventTime": f"2026-11-25T10:0{n}:00Z",
+                "run": {"runId": f"0193a1b2-0000-7000-8000-00000000000{n}"},
+                "job": {"namespace": "fresh", "name": name},
+                "inputs": [{"namespace": "fresh", "name": "source_table"}],
+                "outputs": [{"namespace": "fresh", "name": f"{name}_out"}],
+                "producer": "https://example.com/producer",
+                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            }
+        ],
+    )

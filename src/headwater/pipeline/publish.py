@@ -547,10 +547,29 @@ def replace_graph(store: EventStore, names: Sequence[str], graph_checkpoint: int
             cur.execute(f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage}")
             cur.execute(f"DELETE FROM {table.stage}")
         if graph_checkpoint is not None:
-            cur.execute(
-                store.sql("UPDATE pipeline_state SET graph_checkpoint = ?, updated_at = ? WHERE name = ?"),
-                (graph_checkpoint, _now(), "lineage"),
-            )
+            _advance_graph(store, cur, graph_checkpoint)
+
+
+def replace_graph_rows(
+    store: EventStore, tables: Mapping[str, Sequence[tuple[Any, ...]]], graph_checkpoint: int
+) -> None:
+    """One transaction: the graph tables' rows computed in the driver (`driver_graph`) replace
+    the published ones, and the graph is then current up to `graph_checkpoint`."""
+    with store.transaction() as cur:
+        for name, rows in tables.items():
+            table = TABLES[name]
+            cur.execute(f"DELETE FROM {table.name}")
+            if rows:
+                cols, marks = ", ".join(table.columns), ", ".join("?" * len(table.columns))
+                cur.executemany(store.sql(f"INSERT INTO {table.name} ({cols}) VALUES ({marks})"), rows)
+        _advance_graph(store, cur, graph_checkpoint)
+
+
+def _advance_graph(store: EventStore, cur: Any, graph_checkpoint: int) -> None:
+    cur.execute(
+        store.sql("UPDATE pipeline_state SET graph_checkpoint = ?, updated_at = ? WHERE name = ?"),
+        (graph_checkpoint, _now(), "lineage"),
+    )
 
 
 def _read_state(store: EventStore, cur: Any) -> tuple[int, int]:

@@ -1,7 +1,8 @@
 """The pipeline's driver: batches of new events → staged model → one merge with the checkpoint,
 then the graph stage; once (`run`), from scratch (`rebuild`) or forever (`continuous`).
 
-The driver only orchestrates: it reads seq numbers and counts, never events or entities.
+The driver orchestrates: it reads seq numbers and counts; the events and entities it reads
+itself are bounded by `read_here_rows` (small batches, and the graph of a small model).
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
-from headwater.pipeline import graph, publish, source
+from headwater.pipeline import driver_graph, graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import KEPT, model_frames
@@ -23,6 +25,17 @@ from headwater.pipeline.locks import pipeline_lock
 from headwater.store.base import EventStore
 
 log = logging.getLogger(__name__)
+# the graph stage's inputs: symlinks (with whether events named the alias), the jobs' current
+# inputs and outputs, parent jobs
+_SYMLINKS_SQL = (
+    "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
+    "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id"
+)
+_CURRENT_IO_SQL = (
+    "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
+    "FROM jobs j JOIN job_version_io v ON v.version_id = j.current_version"
+)
+_PARENTS_SQL = "SELECT parent_node_id, child_node_id FROM job_parents"
 _EVENTS_PER_PARTITION = 20_000
 POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new events
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
@@ -200,25 +213,41 @@ class Pipeline:
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
+        if not self._graph_here(checkpoint):
+            self._graph_on_spark(checkpoint)
+        result.graph = True
+        result.stages["graph"] = result.stages.get("graph", 0.0) + time.perf_counter() - tick
+
+    def _graph_here(self, checkpoint: int) -> bool:
+        """The graph computed in the driver and published in one transaction, when each of its
+        inputs has at most `read_here_rows` rows (a pass over a few events then spends
+        milliseconds here instead of a Spark job per propagation round); False, having done
+        nothing, when one has more."""
+        inputs: list[list[tuple[Any, ...]]] = []
+        with self.store.transaction() as cur:
+            for query in (_SYMLINKS_SQL, _CURRENT_IO_SQL, _PARENTS_SQL):
+                cur.execute(f"{query} LIMIT {self.read_here_rows + 1}")
+                rows = cur.fetchall()
+                if len(rows) > self.read_here_rows:
+                    return False
+                inputs.append([tuple(row) for row in rows])
+        symlinks, current_io, parents = inputs
+        tables = driver_graph.graph_tables(symlinks, current_io, parents)
+        publish.replace_graph_rows(self.store, tables.by_table(), checkpoint)
+        self.progress("graph edges")
+        self.progress("graph")
+        return True
+
+    def _graph_on_spark(self, checkpoint: int) -> None:
         size = self._graph_size()
         self._size_shuffles(size)
         symlinks, known = self._table(
-            "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
-            "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id",
-            "node_id string, alias_node_id string, alias_known int",
-            size,
+            _SYMLINKS_SQL, "node_id string, alias_node_id string, alias_known int", size
         )
         current_io = self.read_table(
-            "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
-            "FROM jobs j JOIN job_version_io v ON v.version_id = j.current_version",
-            "job_id string, version_id string, direction string, node_id string",
-            rows=size,
+            _CURRENT_IO_SQL, "job_id string, version_id string, direction string, node_id string", rows=size
         )
-        parents = self.read_table(
-            "SELECT parent_node_id, child_node_id FROM job_parents",
-            "parent_node_id string, child_node_id string",
-            rows=size,
-        )
+        parents = self.read_table(_PARENTS_SQL, "parent_node_id string, child_node_id string", rows=size)
         if known is not None and not known.num_rows:  # no symlinks: no aliases, and no Spark job to say so
             alias_map = self.spark.createDataFrame([], "node_id string, canonical_id string")
         else:
@@ -239,8 +268,6 @@ class Pipeline:
         self.progress("graph")
         for frame in (ultimate, condensed, edges, alias_map):
             frame.unpersist()
-        result.graph = True
-        result.stages["graph"] = result.stages.get("graph", 0.0) + time.perf_counter() - tick
 
     def graph_stage(self, checkpoint: int) -> PassResult:
         """Rebuild the graph tables from the model as of `checkpoint` (the caller holds the lock)."""

@@ -1,0 +1,167 @@
+"""The graph stage of a small graph, computed in the driver: the same five tables by the same
+rules as `graph.py`, without Spark.
+
+On Spark each propagation round of `graph.py` is a job of its own, and staging the results is
+another: about 2-3 s of a pass over a few events, whatever the graph's size. A graph whose inputs
+fit in a few thousand rows takes milliseconds here. The rules, and where each is defined for
+Spark:
+
+- aliases (`graph.aliases`): datasets joined by symlinks, each component named by its smallest
+  label ("0" + id for a dataset events named, "1" + id for a name only a symlinks facet gave);
+- lineage edges (`graph.lineage_edges`): input dataset → job, job → output dataset (datasets by
+  their canonical id), parent job → child job; one edge per (src, dst, type);
+- condensed edges (`graph.condensed_edges`): each input of a job to each of its outputs;
+- ultimate nodes (`graph.ultimate_nodes`): for each dataset, the ends reached upstream (`source`)
+  and downstream (`destination`) with the shortest distance; a dataset with no neighbour on a
+  side is its own end at distance 0;
+- depth (`graph.dataset_depth`): the longest of those shortest distances to a source.
+
+tests/pipeline/test_driver_graph.py checks both give the same tables.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+Row = tuple[Any, ...]
+
+
+def aliases(symlinks: Iterable[tuple[str, str, int]]) -> list[Row]:
+    """(node_id, canonical_id) of every dataset a symlink names, from rows (node_id,
+    alias_node_id, alias_known)."""
+    parent: dict[str, str] = {}
+    known: dict[str, bool] = {}
+
+    def root(node: str) -> str:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for node, alias, alias_known in symlinks:
+        for name in (node, alias):
+            parent.setdefault(name, name)
+        known[node] = True
+        known[alias] = known.get(alias, False) or alias_known == 1
+        a, b = root(node), root(alias)
+        if a != b:
+            parent[a] = b
+    label = {name: ("0" if known[name] else "1") + name for name in parent}
+    smallest: dict[str, str] = {}
+    for name in parent:
+        top = root(name)
+        if top not in smallest or label[name] < smallest[top]:
+            smallest[top] = label[name]
+    return [(name, smallest[root(name)][1:]) for name in parent]
+
+
+def lineage_edges(
+    current_io: Iterable[tuple[str, str, str, str]],
+    parents: Iterable[tuple[str, str]],
+    alias_map: dict[str, str],
+) -> list[Row]:
+    """(src_id, dst_id, edge_type, job_id, version_id) from the jobs' current inputs and outputs
+    (job_id, version_id, direction, node_id) and the parent jobs (parent, child)."""
+    edges: dict[tuple[str, str, str], Row] = {}
+    for job, version, direction, node in current_io:
+        dataset = alias_map.get(node, node)
+        if direction == "input":
+            edges.setdefault((dataset, job, "input"), (dataset, job, "input", job, version))
+        elif direction == "output":
+            edges.setdefault((job, dataset, "output"), (job, dataset, "output", job, version))
+    for parent, child in parents:
+        edges.setdefault((parent, child, "parent"), (parent, child, "parent", child, None))
+    return list(edges.values())
+
+
+def condensed_edges(edges: Iterable[Row]) -> list[Row]:
+    """(src_id, dst_id, job_id): each input dataset of a job to each of its output datasets."""
+    inputs: dict[str, set[str]] = defaultdict(set)
+    outputs: dict[str, set[str]] = defaultdict(set)
+    for src, dst, edge_type, *_ in edges:
+        if edge_type == "input":
+            inputs[dst].add(src)
+        elif edge_type == "output":
+            outputs[src].add(dst)
+    return [
+        (src, dst, job)
+        for job, sources in inputs.items()
+        for src in sources
+        for dst in outputs.get(job, ())
+        if src != dst
+    ]
+
+
+def ultimate_nodes(condensed: Iterable[Row]) -> list[Row]:
+    """(node_id, kind, other_id, distance): every end each dataset reaches upstream (kind
+    `source`) and downstream (`destination`), at the shortest distance (a breadth-first walk back
+    from each end; in a cycle a node keeps its shortest path, and a cycle no end leads out of
+    has none)."""
+    flat = {(src, dst) for src, dst, *_ in condensed}
+    out: list[Row] = []
+    for kind, forward in (("source", False), ("destination", True)):
+        # `next_of[node]`: the neighbours on this side; walking back from an end uses `prev_of`
+        next_of: dict[str, set[str]] = defaultdict(set)
+        prev_of: dict[str, set[str]] = defaultdict(set)
+        nodes: set[str] = set()
+        for src, dst in flat:
+            node, nxt = (src, dst) if forward else (dst, src)
+            next_of[node].add(nxt)
+            prev_of[nxt].add(node)
+            nodes.update((node, nxt))
+        for end in nodes - next_of.keys():
+            distance = {end: 0}
+            queue = deque([end])
+            while queue:
+                here = queue.popleft()
+                for before in prev_of.get(here, ()):
+                    if before not in distance:
+                        distance[before] = distance[here] + 1
+                        queue.append(before)
+            out.extend((node, kind, end, steps) for node, steps in distance.items())
+    return out
+
+
+def dataset_depth(ultimate: Iterable[Row]) -> list[Row]:
+    """(node_id, depth): the longest of a dataset's shortest distances to its ultimate sources."""
+    depth: dict[str, int] = {}
+    for node, kind, _other, distance in ultimate:
+        if kind == "source":
+            depth[node] = max(depth.get(node, 0), distance)
+    return list(depth.items())
+
+
+@dataclass(frozen=True)
+class GraphTables:
+    """The five graph tables' rows, in `publish.GRAPH_TABLES`' column order."""
+
+    dataset_aliases: list[Row]
+    lineage_edges: list[Row]
+    condensed_edges: list[Row]
+    ultimate_nodes: list[Row]
+    dataset_depth: list[Row]
+
+    def by_table(self) -> dict[str, list[Row]]:
+        return {
+            "dataset_aliases": self.dataset_aliases,
+            "lineage_edges": self.lineage_edges,
+            "condensed_edges": self.condensed_edges,
+            "ultimate_nodes": self.ultimate_nodes,
+            "dataset_depth": self.dataset_depth,
+        }
+
+
+def graph_tables(
+    symlinks: Iterable[tuple[str, str, int]],
+    current_io: Iterable[tuple[str, str, str, str]],
+    parents: Iterable[tuple[str, str]],
+) -> GraphTables:
+    """Every graph table from the graph stage's three inputs (see `runner.Pipeline._graph`)."""
+    alias_rows = aliases(symlinks)
+    edges = lineage_edges(current_io, parents, dict(alias_rows))
+    condensed = condensed_edges(edges)
+    ultimate = ultimate_nodes(condensed)
+    return GraphTables(alias_rows, edges, condensed, ultimate, dataset_depth(ultimate))

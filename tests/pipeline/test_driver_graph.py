@@ -1,0 +1,107 @@
+"""The graph stage in the driver (pipeline/driver_graph.py): the answers test_graph.py expects of
+Spark's, and the same tables as Spark's on random graphs with cycles, symlinks and parents."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from headwater.pipeline import driver_graph, graph
+
+SYMLINKS = "node_id string, alias_node_id string, alias_known int"
+IO = "job_id string, version_id string, direction string, node_id string"
+PARENTS = "parent_node_id string, child_node_id string"
+
+
+def test_aliases_name_each_component_by_a_dataset_events_named() -> None:
+    path = "dataset:hdfs://cluster:/user/hive/warehouse/t1"
+    table = "dataset:hdfs://cluster/user/hive/warehouse:default.t1"
+    links = [("dataset:s3:b", "dataset:hive:a", 1), ("dataset:x:c", "dataset:s3:b", 1), (path, table, 0)]
+    assert dict(driver_graph.aliases(links)) == {
+        "dataset:hive:a": "dataset:hive:a",
+        "dataset:s3:b": "dataset:hive:a",
+        "dataset:x:c": "dataset:hive:a",
+        path: path,  # the table sorts first, but only a symlinks facet named it
+        table: path,
+    }
+    assert {c for _, c in driver_graph.aliases([(path, table, 1)])} == {table}
+
+
+def test_a_cycle_keeps_shortest_distances_and_has_no_destination() -> None:
+    # a → j1 → b → j2 → c, j3 reads c and writes b2 (an alias of b): cycle b ⇄ c; d → j2 as well
+    io = [
+        ("job:n:j1", "v1", "input", "dataset:n:a"),
+        ("job:n:j1", "v1", "output", "dataset:n:b"),
+        ("job:n:j2", "v2", "input", "dataset:n:b"),
+        ("job:n:j2", "v2", "input", "dataset:n:d"),
+        ("job:n:j2", "v2", "output", "dataset:n:c"),
+        ("job:n:j3", "v3", "input", "dataset:n:c"),
+        ("job:n:j3", "v3", "output", "dataset:n:b2"),
+    ]
+    tables = driver_graph.graph_tables([("dataset:n:b", "dataset:n:b2", 1)], io, [("job:n:dag", "job:n:j1")])
+    assert ("job:n:j3", "dataset:n:b", "output", "job:n:j3", "v3") in tables.lineage_edges
+    assert ("job:n:dag", "job:n:j1", "parent", "job:n:j1", None) in tables.lineage_edges
+    assert len(tables.lineage_edges) == 8
+    assert {(n, o, d) for n, k, o, d in tables.ultimate_nodes if k == "source"} == {
+        ("dataset:n:a", "dataset:n:a", 0),
+        ("dataset:n:d", "dataset:n:d", 0),
+        ("dataset:n:b", "dataset:n:a", 1),
+        ("dataset:n:b", "dataset:n:d", 2),
+        ("dataset:n:c", "dataset:n:a", 2),
+        ("dataset:n:c", "dataset:n:d", 1),
+    }
+    assert not [row for row in tables.ultimate_nodes if row[1] == "destination"]
+    assert dict(tables.dataset_depth) == {
+        "dataset:n:a": 0,
+        "dataset:n:d": 0,
+        "dataset:n:b": 2,
+        "dataset:n:c": 2,
+    }
+
+
+def _random_graph(rng: random.Random) -> tuple[list[Any], list[Any], list[Any]]:
+    datasets = [f"dataset:ns:d{i}" for i in range(14)]
+    jobs = [f"job:ns:j{i}" for i in range(7)]
+    io = []
+    for job in jobs:
+        version = f"v-{job}"
+        for node in rng.sample(datasets, rng.randint(0, 3)):
+            io.append((job, version, "input", node))
+        for node in rng.sample(datasets, rng.randint(0, 2)):
+            io.append((job, version, "output", node))
+    aliases = [f"dataset:hive:t{i}" for i in range(3)]
+    symlinks = [
+        (rng.choice(datasets), rng.choice(aliases + datasets), rng.randint(0, 1))
+        for _ in range(rng.randint(0, 5))
+    ]
+    parents = [(rng.choice(jobs), rng.choice(jobs)) for _ in range(rng.randint(0, 3))]
+    return symlinks, io, parents
+
+
+def _rows(frame: DataFrame) -> set[tuple[Any, ...]]:
+    return {tuple(row) for row in frame.collect()}
+
+
+def test_the_driver_and_spark_build_the_same_graph_tables(spark: SparkSession) -> None:
+    rng = random.Random(11)
+    for _ in range(5):
+        symlinks, io, parents = _random_graph(rng)
+        here = driver_graph.graph_tables(symlinks, io, parents)
+        alias_map = graph.aliases(spark.createDataFrame(symlinks, SYMLINKS))
+        edges = graph.lineage_edges(
+            spark.createDataFrame(io, IO), spark.createDataFrame(parents, PARENTS), alias_map
+        )
+        condensed = graph.condensed_edges(edges)
+        ultimate = graph.ultimate_nodes(condensed)
+        on_spark = {
+            "dataset_aliases": _rows(alias_map),
+            "lineage_edges": _rows(edges),
+            "condensed_edges": _rows(condensed),
+            "ultimate_nodes": _rows(ultimate),
+            "dataset_depth": _rows(graph.dataset_depth(ultimate)),
+        }
+        assert {name: set(rows) for name, rows in here.by_table().items()} == on_spark
+        assert all(len(rows) == len(set(rows)) for rows in here.by_table().values()), "no row twice"
+        assert here.condensed_edges, "each random graph has dataset-to-dataset lineage"
