@@ -9,8 +9,10 @@ import orjson
 import psycopg
 import pytest
 
+from headwater.events.generic import validate_generic_event
 from headwater.events.validate import validate_event
 from headwater.store import EventStore, RunCursor, open_store
+from headwater.store.generic import generic_store
 from headwater.store.sql import _AFTER, RUN_TREE
 from tests.factories import migration_versions, run_event
 
@@ -62,6 +64,22 @@ def test_stored_event_keeps_every_column(store: EventStore) -> None:
     assert (stored.job_namespace, stored.job_name) == ("airflow", "etl.load_orders")
     assert orjson.loads(stored.payload) == orjson.loads(event.payload)  # equal as JSON
     assert stored.received_at == RECEIVED
+
+
+def test_rows_keep_no_content_hash(store: EventStore) -> None:
+    """An event's content hash (SHA-256 of its canonical JSON) is read by nothing and the stored
+    event gives it back: rows keep it empty, OpenLineage and generic events alike."""
+    event = validate_event(run_event())
+    store.append([event], RECEIVED)
+    generic = validate_generic_event(
+        {"type": "put model", "description": "m", "elements": [{"type": "model", "description": "m"}]}
+    )
+    generic_store(store).append_generic([generic], RECEIVED)
+    with store.transaction() as cur:
+        cur.execute("SELECT kind, content_hash FROM events ORDER BY seq")
+        assert cur.fetchall() == [("run", ""), ("generic", "")]
+    stored = store.get_event(event.event_id)
+    assert stored is not None and orjson.loads(stored.payload) == orjson.loads(event.payload)
 
 
 def test_seq_grows_with_every_append(store: EventStore) -> None:

@@ -20,6 +20,7 @@ from headwater.store.generic import (
     GenericStored,
     GenericTagRow,
 )
+from headwater.store.sql import NO_CONTENT_HASH
 from headwater.store.sql_reads import CHUNK, SqlReads
 
 _INSERT_EVENT = (
@@ -97,7 +98,7 @@ class GenericSql(SqlReads, GenericStore):
                     _INSERT_EVENT,
                     [
                         (e.event_id, GENERIC_KIND, received_at, GENERIC_PRODUCER, received_at, e.payload,
-                         e.content_hash)
+                         NO_CONTENT_HASH)
                         for e in fresh.values()
                     ],
                     " RETURNING event_id, seq",
