@@ -147,12 +147,16 @@ class _EventReader(DataSourceReader):
             # Earlier events of the runs this partition's new events touch. Several partitions
             # may name the same run: each returns that run's old events only from the partition
             # holding the run's first new event, so no event is read twice.
-            query = (
-                f"SELECT {cols} FROM events e WHERE e.seq <= ? AND e.run_id IN ("
-                " SELECT n.run_id FROM events n WHERE n.seq > ? AND n.seq <= ? AND n.run_id IS NOT NULL"
-                "  AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = n.run_id"
-                "   AND p.seq > ? AND p.seq <= ?))"
+            runs = (
+                "SELECT n.run_id FROM events n WHERE n.seq > ? AND n.seq <= ? AND n.run_id IS NOT NULL"
+                " AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = n.run_id"
+                " AND p.seq > ? AND p.seq <= ?)"
             )
+            # SQLite looks each run up in its run index. PostgreSQL's planner hash-joins `IN
+            # (subquery)` with a scan of every event (58 ms at 100,000 events, growing with the
+            # store); given the runs as one array, it reads their events from the run index (2.5 ms)
+            within = f"IN ({runs})" if self.url.startswith("sqlite:") else f"= ANY(ARRAY({runs}))"
+            query = f"SELECT {cols} FROM events e WHERE e.seq <= ? AND e.run_id {within}"
             params: tuple[int, ...] = (self.low, partition.low, partition.high, self.low, partition.low)
         else:
             query = f"SELECT {cols} FROM events e WHERE e.seq > ? AND e.seq <= ?"
