@@ -276,15 +276,26 @@ def store_scalar(url: str, query: str) -> Any:
 
 
 def store_reader(
-    url: str, query: str, names: Sequence[str], types: Sequence[pa.DataType]
+    url: str, query: str, names: Sequence[str], types: Sequence[pa.DataType], *, whole: bool = False
 ) -> pa.RecordBatchReader:
-    """The rows of one query as a stream of Arrow record batches (10,000 rows each)."""
+    """The rows of one query as a stream of Arrow record batches (10,000 rows each). With
+    `whole`, the query's last two columns are an event's stored `payload` and `facet_count`, and
+    the stream's last column (`names[-1]`) is the payload made whole (a stored core gets its
+    facet values back, as the store's own reads give events back)."""
+    from headwater.store.event_facets import assemble_payloads, fetch_values
+
     schema = pa.schema(list(zip(names, types, strict=True)))
 
     def batches() -> Iterator[pa.RecordBatch]:
         conn = read_connection(url)
         try:
-            if url.startswith("sqlite:"):
+            values = conn.cursor()
+            sqlite = url.startswith("sqlite:")
+
+            def sql(text: str) -> str:
+                return text if sqlite else text.replace("?", "%s")
+
+            if sqlite:
                 cur = conn.cursor()
             else:
                 cur = conn.cursor(name="headwater_bench")  # server-side: rows arrive as fetched
@@ -294,6 +305,11 @@ def store_reader(
                 rows = cur.fetchmany(10_000)
                 if not rows:
                     return
+                if whole:
+                    payloads = assemble_payloads(
+                        [(row[-2], row[-1]) for row in rows], lambda hashes: fetch_values(values, sql, hashes)
+                    )
+                    rows = [(*row[:-2], payload) for row, payload in zip(rows, payloads, strict=True)]
                 columns = list(zip(*rows, strict=True))
                 yield pa.RecordBatch.from_arrays(
                     [pa.array(col, type=types[i]) for i, col in enumerate(columns)], schema=schema
@@ -753,8 +769,16 @@ DUCKDB_STEPS: tuple[tuple[str, str], ...] = (
             UNION SELECT alias_node_id, node_id FROM dataset_symlinks),
         reach(node_id, other) AS (
             SELECT a, a FROM pairs
-            UNION SELECT r.node_id, p.b FROM reach r JOIN pairs p ON p.a = r.other)
-        SELECT node_id, min(other) AS canonical_id FROM reach GROUP BY node_id""",
+            UNION SELECT r.node_id, p.b FROM reach r JOIN pairs p ON p.a = r.other),
+        -- a component is named by its smallest dataset that events named ('0' + id) before names
+        -- only a symlinks facet gave ('1' + id)
+        labels AS (
+            SELECT n AS node_id, CASE WHEN bool_or(k) THEN '0' ELSE '1' END || n AS label FROM (
+                SELECT node_id AS n, true AS k FROM dataset_symlinks
+                UNION ALL SELECT alias_node_id, alias_node_id IN (SELECT node_id FROM datasets)
+                FROM dataset_symlinks) GROUP BY n)
+        SELECT r.node_id, substr(min(l.label), 2) AS canonical_id
+        FROM reach r JOIN labels l ON l.node_id = r.other GROUP BY r.node_id""",
     ),
     (
         "lineage_edges",
@@ -868,7 +892,11 @@ def duckdb_model(
     names = (*_EVENT_READ, "untrusted_facets", "payload")
     types = [pa.int64()] + [pa.string()] * (len(names) - 1)
     reader = store_reader(
-        url, f"SELECT {', '.join(names)} FROM events WHERE seq <= {int(high)}", names, types
+        url,
+        f"SELECT {', '.join(names)}, facet_count FROM events WHERE seq <= {int(high)}",
+        names,
+        types,
+        whole=True,
     )
     con.register("raw_events", reader)
     tick = time.perf_counter()
