@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from headwater.store import EventStore, open_store
 from headwater.store.event_facets import MissingFacetValue
 from headwater.store.packing import pack_core
 from tests.pipeline.rows import facet, run_event, t
+from tests.store.whole_payloads import cores_in_payload
 
 _NAMES = [part.split()[0] for part in EVENT_SCHEMA.split(",")]
 
@@ -86,26 +86,13 @@ def test_generic_events_pass_unchanged_and_a_missing_value_is_an_error() -> None
         Compactor(lambda _hashes: {}).rows([counted])
 
 
-def _cores_to_payload(store: EventStore, every: int) -> None:
-    """Every `every`th core as migrations 0015-0017 kept it, in `payload`: a BLOB on SQLite, `~`
-    and the base64 of the same bytes in PostgreSQL's TEXT; the others stay in `core`."""
-    with store.transaction() as cur:
-        cur.execute("SELECT seq, core FROM events WHERE core IS NOT NULL ORDER BY seq")
-        rows = cur.fetchall()[::every]
-        text = store.backend == "postgresql"
-        cur.executemany(
-            store.sql("UPDATE events SET payload = ?, core = NULL WHERE seq = ?"),
-            [("~" + base64.b64encode(core).decode() if text else bytes(core), seq) for seq, core in rows],
-        )
-
-
 def test_cores_kept_in_payload_or_in_core_give_the_same_compact_rows(store: EventStore) -> None:
     docs = demo_events()[:200]
     store.append([validate_event(d, orjson.dumps(d)) for d in docs], "2026-11-25T00:00:00.0000000Z")
     new = events_here(store.url, 0, store.last_seq(), readback=False, limit=100_000)
-    _cores_to_payload(store, every=2)  # a store upgraded to 0018, its cores not moved yet
+    cores_in_payload(store, every=2)  # a store upgraded to 0018, its cores not moved yet
     mixed = events_here(store.url, 0, store.last_seq(), readback=False, limit=100_000)
-    _cores_to_payload(store, every=1)
+    cores_in_payload(store)
     old = events_here(store.url, 0, store.last_seq(), readback=False, limit=100_000)
     assert new is not None and mixed is not None and old is not None
     assert new.num_rows > len(docs) // 2

@@ -5,7 +5,6 @@ refers to any more. On both backends."""
 
 from __future__ import annotations
 
-import base64
 import gzip
 import json
 import uuid
@@ -26,7 +25,7 @@ from headwater.store.facet_conversion import convert_store, pack_store, pending_
 from headwater.store.packing import stored_text
 from headwater.store.retention_sql import delete_doomed, list_doomed
 from tests.factories import facet, run_event
-from tests.store.whole_payloads import store_whole
+from tests.store.whole_payloads import cores_in_payload, store_whole
 
 RECEIVED = "2024-06-01T00:00:00.0000000Z"
 
@@ -322,19 +321,6 @@ def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_
         assert stored is not None and orjson.loads(stored.payload) == doc
 
 
-def _as_0015_wrote(store: EventStore) -> None:
-    """The cores as migrations 0015-0017 kept them, in `payload`: a BLOB on SQLite, `~` and the
-    base64 of the same bytes in PostgreSQL's TEXT."""
-    with store.transaction() as cur:
-        cur.execute("SELECT seq, core FROM events WHERE facet_count IS NOT NULL")
-        rows = cur.fetchall()
-        text = store.backend == "postgresql"
-        cur.executemany(
-            store.sql("UPDATE events SET payload = ?, core = NULL WHERE seq = ?"),
-            [("~" + base64.b64encode(core).decode() if text else bytes(core), seq) for seq, core in rows],
-        )
-
-
 def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_bytes(
     store: EventStore,
 ) -> None:
@@ -342,7 +328,7 @@ def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_byte
     validated = [validate_event(doc) for doc in docs]
     ids = [event.event_id for event in validated]
     store.append(validated, RECEIVED)
-    _as_0015_wrote(store)
+    cores_in_payload(store)
     store.append([validate_event(run_event(event_type="OTHER"))], RECEIVED)  # its core in `core`
     for event_id, doc in zip(ids, docs, strict=True):
         stored = store.get_event(event_id)
@@ -380,7 +366,7 @@ def test_db_upgrade_moves_the_cores_kept_as_text(database_url: str, store: Event
     docs = _events(runs=2)
     validated = [validate_event(doc) for doc in docs]
     store.append(validated, RECEIVED)
-    _as_0015_wrote(store)
+    cores_in_payload(store)
     env = {"HEADWATER_DATABASE_URL": database_url}
     result = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output

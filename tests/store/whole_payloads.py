@@ -1,7 +1,9 @@
-"""Events written as a store before migration 0012 kept them: whole payloads, no facet values."""
+"""Events as older stores kept them: whole payloads and no facet values (before migration 0012),
+cores in `payload` (before 0018)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 
 import orjson
@@ -45,3 +47,16 @@ def store_whole(store: EventStore, events: Sequence[Event], received_at: str) ->
                     e.payload,
                 ),
             )
+
+
+def cores_in_payload(store: EventStore, every: int = 1) -> None:
+    """Every `every`th core as migrations 0015-0017 kept it, in `payload`: a BLOB on SQLite, `~`
+    and the base64 of the same bytes in PostgreSQL's TEXT; the others stay in `core`."""
+    with store.transaction() as cur:
+        cur.execute("SELECT seq, core FROM events WHERE core IS NOT NULL ORDER BY seq")
+        rows = cur.fetchall()[::every]
+        text = store.backend == "postgresql"
+        cur.executemany(
+            store.sql("UPDATE events SET payload = ?, core = NULL WHERE seq = ?"),
+            [("~" + base64.b64encode(core).decode() if text else bytes(core), seq) for seq, core in rows],
+        )
