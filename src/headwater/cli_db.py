@@ -23,8 +23,9 @@ def upgrade(ctx: click.Context, database_url: str | None, no_convert: bool, quie
     """Apply the schema migrations not applied yet, then convert older events.
 
     Serve and ingest also apply the migrations on start, but only this converts the events stored
-    before facets were kept once, and packs the facet values and event cores stored before they
-    were packed: 2,000 to a transaction, with a progress bar; interrupted,
+    before facets were kept once, packs the facet values and event cores stored before they
+    were packed, and moves the cores kept as text to the `core` column as bytes (PostgreSQL's
+    `~` and base64 before migration 0018): 2,000 to a transaction, with a progress bar; interrupted,
     it goes on where it stopped when run again. A store serves while it is converted, and serves
     a half-converted store as well."""
     from tqdm import tqdm
@@ -56,7 +57,7 @@ def upgrade(ctx: click.Context, database_url: str | None, no_convert: bool, quie
                 if split:
                     click.echo(f"converted {split:,} event(s): each distinct facet value is kept once")
                 if packed:
-                    click.echo(f"packed {packed:,} facet value(s) and event core(s)")
+                    click.echo(f"packed {packed:,} facet value(s) and event core(s), each core as bytes")
         finally:
             store.close()
     except HeadwaterError as exc:

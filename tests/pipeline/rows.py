@@ -81,6 +81,7 @@ def stored(
                 (doc.get("dataset") or {}).get("name"),
                 orjson.dumps((untrusted or {}).get(seq, [])).decode(),
                 orjson.dumps(doc).decode(),
+                None,  # core: none, the payload is whole
                 None,  # facet_count: a whole payload, split as the data source splits one
             )
         )

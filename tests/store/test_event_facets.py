@@ -20,12 +20,12 @@ from headwater.cli import main
 from headwater.events.facet_refs import facet_hash
 from headwater.events.validate import validate_event
 from headwater.store import EventStore
-from headwater.store.event_facets import RecentHashes
+from headwater.store.event_facets import RecentHashes, stored_core
 from headwater.store.facet_conversion import convert_store, pack_store, pending_conversion
 from headwater.store.packing import stored_text
 from headwater.store.retention_sql import delete_doomed, list_doomed
 from tests.factories import facet, run_event
-from tests.store.whole_payloads import store_whole
+from tests.store.whole_payloads import cores_in_payload, store_whole
 
 RECEIVED = "2024-06-01T00:00:00.0000000Z"
 
@@ -81,17 +81,17 @@ def _distinct_facets(docs: list[dict[str, Any]]) -> set[str]:
 
 
 def _stored_cores(store: EventStore) -> list[tuple[str, int | None]]:
-    """Payloads as text, with their facet_count; every core is packed (bytes on SQLite, `~` and
-    base64 on PostgreSQL), every whole payload is JSON."""
+    """Payloads as text, with their facet_count; every core is packed, as bytes in `core` with
+    `payload` empty, every whole payload is JSON."""
     with store.transaction() as cur:
-        cur.execute("SELECT payload, facet_count FROM events ORDER BY seq")
+        cur.execute("SELECT payload, core, facet_count FROM events ORDER BY seq")
         rows = cur.fetchall()
-    for payload, count in rows:
+    for payload, core, count in rows:
         if count is None:
-            assert payload.startswith("{")
+            assert payload.startswith("{") and core is None
         else:
-            assert isinstance(payload, bytes) if store.backend == "sqlite" else payload.startswith("~")
-    return [(stored_text(p), None if c is None else int(c)) for p, c in rows]
+            assert payload == "" and isinstance(core, bytes)
+    return [(stored_text(stored_core(p, k)), None if c is None else int(c)) for p, k, c in rows]
 
 
 def test_each_distinct_facet_value_is_stored_once_and_reads_are_whole(
@@ -279,9 +279,9 @@ def _unpack_all(store: EventStore) -> None:
         cur.execute("SELECT hash, packed FROM event_facets")
         values = [(stored_text(p), str(h)) for h, p in cur.fetchall()]
         cur.executemany(store.sql("UPDATE event_facets SET value = ?, packed = NULL WHERE hash = ?"), values)
-        cur.execute("SELECT seq, payload FROM events WHERE facet_count IS NOT NULL")
+        cur.execute("SELECT seq, core FROM events WHERE facet_count IS NOT NULL")
         cores = [(stored_text(p), int(s)) for s, p in cur.fetchall()]
-        cur.executemany(store.sql("UPDATE events SET payload = ? WHERE seq = ?"), cores)
+        cur.executemany(store.sql("UPDATE events SET payload = ?, core = NULL WHERE seq = ?"), cores)
 
 
 def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_an_interruption(
@@ -318,4 +318,63 @@ def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_
     assert [core for core, _ in _stored_cores(store)] == [event.core for event in validated]
     for event_id, doc in zip(ids, docs, strict=True):
         stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+
+
+def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_bytes(
+    store: EventStore,
+) -> None:
+    docs = _events(runs=4)  # 12 events
+    validated = [validate_event(doc) for doc in docs]
+    ids = [event.event_id for event in validated]
+    store.append(validated, RECEIVED)
+    cores_in_payload(store)
+    store.append([validate_event(run_event(event_type="OTHER"))], RECEIVED)  # its core in `core`
+    for event_id, doc in zip(ids, docs, strict=True):
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+    old = 12 if store.backend == "postgresql" else 0  # SQLite's BLOBs stay in payload, as small
+    assert pending_conversion(store) == old
+
+    batches: list[int] = []
+
+    def stop_after_one(events: int) -> None:
+        batches.append(events)
+        raise _Interrupted
+
+    if old:
+        with pytest.raises(_Interrupted):
+            pack_store(store, batch=5, progress=stop_after_one)
+        assert batches == [5] and pending_conversion(store) == old - 5
+        run = store.run_events(validated[0].run_id or "", include_children=False, limit=10, after=None)
+        assert [orjson.loads(e.payload) for e in run] == list(reversed(docs[:3]))  # both forms in one read
+    assert pack_store(store, batch=5) == old - sum(batches)  # goes on where it stopped
+    assert pending_conversion(store) == 0 and pack_store(store, batch=5) == 0
+    with store.transaction() as cur:
+        cur.execute("SELECT payload, core FROM events WHERE facet_count IS NOT NULL ORDER BY seq")
+        rows = cur.fetchall()
+    if store.backend == "postgresql":
+        assert all(p == "" and stored_text(c) == e.core for (p, c), e in zip(rows, validated, strict=False))
+    else:
+        assert all(isinstance(p, bytes) and c is None for p, c in rows[:12]) and rows[12][1] is not None
+    for event_id, doc in zip(ids, docs, strict=True):
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+
+
+def test_db_upgrade_moves_the_cores_kept_as_text(database_url: str, store: EventStore) -> None:
+    docs = _events(runs=2)
+    validated = [validate_event(doc) for doc in docs]
+    store.append(validated, RECEIVED)
+    cores_in_payload(store)
+    env = {"HEADWATER_DATABASE_URL": database_url}
+    result = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    moved = "packed 6 facet value(s) and event core(s), each core as bytes"
+    assert (moved in result.output) == (store.backend == "postgresql")
+    assert pending_conversion(store) == 0
+    if store.backend == "postgresql":
+        assert [count for _, count in _stored_cores(store)] == [5] * 6
+    for event, doc in zip(validated, docs, strict=True):
+        stored = store.get_event(event.event_id)
         assert stored is not None and orjson.loads(stored.payload) == doc

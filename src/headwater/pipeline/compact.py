@@ -24,12 +24,12 @@ import orjson
 
 from headwater.events.facet_refs import containers, facet_hash
 from headwater.events.generic import GENERIC_KIND
-from headwater.store.event_facets import MissingFacetValue, fetch_values, load_core
+from headwater.store.event_facets import MissingFacetValue, fetch_values, load_core, stored_core
 from headwater.store.packing import stored_text
 
 Row = tuple[Any, ...]
-# (low, high] reads: kind, payload and facet_count sit at these positions of the stored row
-KIND, PAYLOAD, COUNT = 1, -2, -1
+# (low, high] reads: kind, payload, core and facet_count sit at these positions of the stored row
+KIND, PAYLOAD, CORE, COUNT = 1, -3, -2, -1
 
 
 def hex_of(store_hash: str) -> str:
@@ -48,7 +48,7 @@ def _canonical(value: object) -> bytes:
 
 
 class Compactor:
-    """Turns stored rows (EVENT_COLUMNS: …, payload, facet_count) into compact rows (…, core,
+    """Turns stored rows (EVENT_COLUMNS: …, payload, core, facet_count) into compact rows (…, core,
     facet_hash, facet_value) for one reader: event rows carry NULL in the last two columns; each
     facet value the events name follows them in a row of its own, the first time this compactor
     meets it."""
@@ -63,7 +63,7 @@ class Compactor:
         wanted: dict[str, str] = {}  # store hash → hex, values still to fetch
         values: dict[str, str] = {}  # hex → value, of values met in whole payloads
         for row in stored:
-            payload, count = row[PAYLOAD], row[COUNT]
+            payload, count = stored_core(row[PAYLOAD], row[CORE]), row[COUNT]
             if count is not None:
                 core = self._core(payload, wanted) if count > 0 else stored_text(payload)
             elif row[KIND] == GENERIC_KIND:
@@ -80,7 +80,7 @@ class Compactor:
                     f"stored events refer to facet values the store lacks: {sorted(missing)[:5]}"
                 )
             facets.update((wanted[digest], value) for digest, value in found.items())
-        blank = (None,) * (len(stored[0]) - 1 if stored else 0)  # the event columns, NULL
+        blank = (None,) * (len(stored[0]) - 2 if stored else 0)  # the event columns, NULL
         for digest, value in facets.items():
             out.append((*blank, digest, value))
         return out

@@ -40,6 +40,7 @@ EVENT_COLUMNS = (
     "dataset_name",
     "untrusted_facets",
     "payload",
+    "core",  # the packed core since migration 0018 (then payload is empty); not in EVENT_SCHEMA
     "facet_count",  # read with the payload to find its facets; not a column of EVENT_SCHEMA
 )
 EVENT_SCHEMA = (

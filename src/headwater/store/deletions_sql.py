@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from headwater.store.event_facets import assemble_payloads, fetch_values
+from headwater.store.event_facets import assemble_payloads, fetch_values, stored_core
 from headwater.store.sql_reads import SqlReads
 
 NAMESPACE_PREFIX = "namespace:"
@@ -147,7 +147,7 @@ def clear_deletions(cur: Any, sql: Any, checkpoint_from: int, checkpoint_to: int
     cur.execute("SELECT node_id, deleted_after_seq FROM deleted_nodes")
     marks = {str(r[0]): int(r[1]) for r in cur.fetchall()}
     query = sql(
-        "SELECT seq, payload, facet_count FROM events WHERE seq > ? AND seq <= ? AND kind <> 'generic' "
+        "SELECT seq, payload, facet_count, core FROM events WHERE seq > ? AND seq <= ? AND kind <> 'generic' "
         "ORDER BY seq LIMIT ?"
     )
     cleared: set[str] = set()
@@ -158,10 +158,10 @@ def clear_deletions(cur: Any, sql: Any, checkpoint_from: int, checkpoint_to: int
         if not rows:
             break
         payloads = assemble_payloads(
-            [(p if isinstance(p, str) else bytes(p), count) for _, p, count in rows],
+            [(stored_core(p if isinstance(p, str) else bytes(p), core), count) for _, p, count, core in rows],
             lambda hashes: fetch_values(cur, sql, hashes),
         )
-        for (seq, _, _), payload in zip(rows, payloads, strict=True):
+        for (seq, *_), payload in zip(rows, payloads, strict=True):
             for node in mentioned_nodes(payload):
                 if node in marks and int(seq) > marks[node]:
                     cleared.add(node)

@@ -3,8 +3,9 @@ once by hash in the transaction of the events that refer to them, put back into 
 on every read of an event (`assemble_payloads`, the one place that does it), and swept once no
 event refers to them.
 
-An event row whose `facet_count` is not NULL keeps its core in `payload`: the event with each
-facet replaced by the hash of its canonical bytes (`headwater.events.facet_refs`). A NULL
+An event row whose `facet_count` is not NULL keeps its core: the event with each facet replaced by
+the hash of its canonical bytes (`headwater.events.facet_refs`), packed in `core` since migration
+0018, in `payload` before (`stored_core` takes whichever the row has). A NULL
 `facet_count` marks a whole payload: rows stored before migration 0012 until `headwater db
 upgrade` converts them (`headwater.store.facet_conversion`), generic events, and the rare event
 whose facets are not all objects. Both kinds are read alike, at any time. Cores and values
@@ -44,6 +45,12 @@ def core_hashes(core: dict[str, Any]) -> Iterator[str]:
         container = holder.get(key)
         if isinstance(container, dict):
             yield from container.values()
+
+
+def stored_core(payload: str | bytes, core: bytes | None) -> str | bytes:
+    """What a row keeps of its event, from its `payload` and `core` columns: the packed core when
+    `core` is set (migration 0018), else `payload` (JSON, or a core written before 0018)."""
+    return payload if core is None else core
 
 
 def load_core(payload: str | bytes) -> dict[str, Any]:
@@ -167,13 +174,15 @@ def scan_references(cur: Any, sql: Callable[[str], str], after_seq: int, candida
     """Remove from `candidates` every hash an event with seq above `after_seq` refers to; returns
     the last seq read."""
     last = after_seq
-    query = sql("SELECT seq, payload FROM events WHERE seq > ? AND facet_count > 0 ORDER BY seq LIMIT ?")
+    query = sql(
+        "SELECT seq, payload, core FROM events WHERE seq > ? AND facet_count > 0 ORDER BY seq LIMIT ?"
+    )
     while candidates:
         cur.execute(query, (last, _SCAN))
         rows = cur.fetchall()
         if not rows:
             break
-        for seq, payload in rows:
-            candidates.difference_update(core_hashes(load_core(payload)))
+        for seq, payload, core in rows:
+            candidates.difference_update(core_hashes(load_core(stored_core(payload, core))))
             last = int(seq)
     return last

@@ -1,8 +1,8 @@
 """The packed form of the JSON the store writes for every event (issue 13): distinct facet values
 and event cores, as a Zstandard frame made against a preset dictionary of OpenLineage's common
-strings, behind a format byte. SQLite keeps a packed core as a BLOB in `events.payload`;
-PostgreSQL's `payload` is TEXT, so there it is `~` and the base64 of the same bytes (a third
-longer, still less than half the core).
+strings, behind a format byte. A packed core is kept as bytes in `events.core` (migration 0018);
+cores written before it are in `events.payload`: a BLOB on SQLite, on PostgreSQL, whose `payload`
+is TEXT, `~` and the base64 of the same bytes (a third longer), which reads still take.
 
 A 1 KB core or a 300-byte facet value is mostly keys, `_producer` and `_schemaURL` strings and
 namespaces: a compressor finds few repeats in so little text, the dictionary gives it them (a
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Callable
 
 import zstandard
 
@@ -99,16 +98,6 @@ def pack_core(text: bytes) -> bytes:
     return b"\x01" + _codecs.core.compress(text)
 
 
-def pack_core_text(text: bytes) -> str:
-    """An event's core packed, as text for a TEXT column: `~` and the base64 of `pack_core`."""
-    return "~" + base64.b64encode(pack_core(text)).decode()
-
-
-def core_packer(backend: str) -> Callable[[bytes], bytes | str]:
-    """How the backend keeps a packed core: SQLite's payload takes bytes, PostgreSQL's text."""
-    return pack_core if backend == "sqlite" else pack_core_text
-
-
 def pack_value(text: bytes) -> bytes:
     """A facet value packed (the format byte, then the frame)."""
     return b"\x01" + _codecs.value.compress(text)
@@ -126,5 +115,10 @@ def stored_text(value: str | bytes | memoryview) -> str:
     """A stored value as text: packed (bytes, or `~` and base64), or text as it was written (JSON
     starts with `{`, never `~`)."""
     if isinstance(value, str):
-        return unpack(base64.b64decode(value[1:])) if value.startswith("~") else value
+        return unpack(packed_bytes(value)) if value.startswith("~") else value
     return unpack(value)
+
+
+def packed_bytes(text: str) -> bytes:
+    """The packed bytes a TEXT payload kept as `~` and their base64 (PostgreSQL, before 0018)."""
+    return base64.b64decode(text[1:])

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwater.store.base import EventStore
-from headwater.store.event_facets import core_hashes, load_core
+from headwater.store.event_facets import core_hashes, load_core, stored_core
 
 DOOMED = "retention_doomed"
 _LOST_TAGS = "retention_lost_tags"
@@ -124,10 +124,11 @@ def delete_doomed(store: EventStore, dead_letter_cutoff: str) -> None:
             cur.execute(store.sql(f"DELETE FROM generic_events WHERE id IN ({chunk})"), upper)
             _latest_tags_again(cur)
             cur.execute(
-                store.sql(f"SELECT payload FROM events WHERE seq IN ({chunk}) AND facet_count > 0"), upper
+                store.sql(f"SELECT payload, core FROM events WHERE seq IN ({chunk}) AND facet_count > 0"),
+                upper,
             )
-            for (core,) in cur.fetchall():
-                unreferenced.update(core_hashes(load_core(core)))
+            for payload, core in cur.fetchall():
+                unreferenced.update(core_hashes(load_core(stored_core(payload, core))))
             cur.execute(store.sql(f"DELETE FROM events WHERE seq IN ({chunk})"), upper)
             cur.execute(store.sql(f"DELETE FROM {DOOMED} WHERE seq <= ?"), upper)
     with store.transaction() as cur:

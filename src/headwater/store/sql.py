@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from importlib import resources
 from typing import Any
@@ -21,6 +21,7 @@ from headwater.store.event_facets import (
     assemble_payloads,
     fetch_values,
     scan_references,
+    stored_core,
     write_facets,
 )
 from headwater.store.graph_sql import GraphSql
@@ -34,7 +35,7 @@ from headwater.store.model_rows import (
     NamespaceSummary,
     RunRow,
 )
-from headwater.store.packing import core_packer
+from headwater.store.packing import pack_core
 from headwater.store.sql_reads import CHUNK, SqlReads
 from headwater.store.stats_sql import StatsSql
 from headwater.store.vertical_sql import VerticalSql
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 COLUMNS = (
     "seq, event_id, kind, run_id, parent_run_id, root_run_id, event_type, event_time, job_namespace, "
     "job_name, dataset_namespace, dataset_name, producer, received_at, payload, untrusted_facets, "
-    "facet_count"
+    "facet_count, core"
 )
 _INSERT_COLUMNS = COLUMNS.removeprefix("seq, ")
 # content_hash is written empty: the SHA-256 of the event's canonical JSON, which the stored event
@@ -110,8 +111,8 @@ def _text(value: Any) -> Any:
     return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
-def _insert_params(event: Event, received_at: str, pack: Callable[[bytes], bytes | str]) -> tuple[Any, ...]:
-    core = None if event.core is None else pack(event.core.encode())
+def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
+    core = None if event.core is None else pack_core(event.core.encode())
     params = (
         event.event_id,
         event.kind,
@@ -126,9 +127,10 @@ def _insert_params(event: Event, received_at: str, pack: Callable[[bytes], bytes
         event.dataset_name,
         event.producer,
         received_at,
-        event.payload if core is None else core,
+        event.payload if core is None else "",  # a core goes to `core`, as bytes (migration 0018)
         orjson.dumps(list(event.untrusted_facets)).decode() if event.untrusted_facets else None,
         None if event.core is None else len(event.facet_values),
+        core,
     )
     names = (
         f"{event.run_id}{event.parent_run_id}{event.root_run_id}{event.job_namespace}{event.job_name}"
@@ -166,7 +168,8 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
     def _stored_events(self, cur: Any, rows: Sequence[Sequence[Any]]) -> list[StoredEvent]:
         """Rows of COLUMNS as events, each payload whole again."""
         payloads = assemble_payloads(
-            [(row[14], row[16]) for row in rows], lambda hashes: fetch_values(cur, self._sql, hashes)
+            [(stored_core(row[14], row[17]), row[16]) for row in rows],
+            lambda hashes: fetch_values(cur, self._sql, hashes),
         )
         return [_row_to_event(row, payload) for row, payload in zip(rows, payloads, strict=True)]
 
@@ -258,8 +261,7 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             first.setdefault(event.event_id, position)
         positions = list(first.values())  # the first of each eventId, in order
         recent = self._recent_facets()
-        pack = core_packer(self.backend)
-        params = [_insert_params(events[p], received_at, pack) for p in positions]  # before the lock
+        params = [_insert_params(events[p], received_at) for p in positions]  # before the lock
         with self._writing() as cur:
             # Insert first, ask later: events sent again are rare, so the insert's count of rows
             # tells almost always that every event was new, with no lookup of the eventIds before.
