@@ -279,10 +279,10 @@ def store_reader(
     url: str, query: str, names: Sequence[str], types: Sequence[pa.DataType], *, whole: bool = False
 ) -> pa.RecordBatchReader:
     """The rows of one query as a stream of Arrow record batches (10,000 rows each). With
-    `whole`, the query's last two columns are an event's stored `payload` and `facet_count`, and
-    the stream's last column (`names[-1]`) is the payload made whole (a stored core gets its
-    facet values back, as the store's own reads give events back)."""
-    from headwater.store.event_facets import assemble_payloads, fetch_values
+    `whole`, the query's last three columns are an event's stored `payload`, `core` and
+    `facet_count`, and the stream's last column (`names[-1]`) is the payload made whole (a stored
+    core gets its facet values back, as the store's own reads give events back)."""
+    from headwater.store.event_facets import assemble_payloads, fetch_values, stored_core
 
     schema = pa.schema(list(zip(names, types, strict=True)))
 
@@ -307,9 +307,10 @@ def store_reader(
                     return
                 if whole:
                     payloads = assemble_payloads(
-                        [(row[-2], row[-1]) for row in rows], lambda hashes: fetch_values(values, sql, hashes)
+                        [(stored_core(row[-3], row[-2]), row[-1]) for row in rows],
+                        lambda hashes: fetch_values(values, sql, hashes),
                     )
-                    rows = [(*row[:-2], payload) for row, payload in zip(rows, payloads, strict=True)]
+                    rows = [(*row[:-3], payload) for row, payload in zip(rows, payloads, strict=True)]
                 columns = list(zip(*rows, strict=True))
                 yield pa.RecordBatch.from_arrays(
                     [pa.array(col, type=types[i]) for i, col in enumerate(columns)], schema=schema
@@ -893,7 +894,7 @@ def duckdb_model(
     types = [pa.int64()] + [pa.string()] * (len(names) - 1)
     reader = store_reader(
         url,
-        f"SELECT {', '.join(names)}, facet_count FROM events WHERE seq <= {int(high)}",
+        f"SELECT {', '.join(names)}, core, facet_count FROM events WHERE seq <= {int(high)}",
         names,
         types,
         whole=True,
