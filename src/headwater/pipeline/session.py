@@ -106,6 +106,10 @@ def spark_session(
         # calls each) for error messages; the pipeline builds ~900 of them a batch, so that was
         # ~4,500 of a small batch's ~12,000 calls into the JVM
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # A batch's queries generate ~450 classes; Spark keeps 100 by default, so every batch
+        # and every pass compiled them all again (and the JIT compiled them again). 100,000
+        # events in 4 batches: 1,812 -> 547 compilations, 92.8 -> 80.9 s, CPU 153 -> 134 s.
+        .config("spark.sql.codegen.cache.maxEntries", "1000")
     )
     if java_options:  # e.g. tests: quick JIT start-up matters more than peak speed
         builder = builder.config("spark.driver.extraJavaOptions", java_options).config(
