@@ -9,6 +9,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from headwater.pipeline import driver_graph, graph
+from tests.pipeline.test_graph import CYCLE_IO, CYCLE_SOURCES
 
 SYMLINKS = "node_id string, alias_node_id string, alias_known int"
 IO = "job_id string, version_id string, direction string, node_id string"
@@ -30,28 +31,13 @@ def test_aliases_name_each_component_by_a_dataset_events_named() -> None:
 
 
 def test_a_cycle_keeps_shortest_distances_and_has_no_destination() -> None:
-    # a → j1 → b → j2 → c, j3 reads c and writes b2 (an alias of b): cycle b ⇄ c; d → j2 as well
-    io = [
-        ("job:n:j1", "v1", "input", "dataset:n:a"),
-        ("job:n:j1", "v1", "output", "dataset:n:b"),
-        ("job:n:j2", "v2", "input", "dataset:n:b"),
-        ("job:n:j2", "v2", "input", "dataset:n:d"),
-        ("job:n:j2", "v2", "output", "dataset:n:c"),
-        ("job:n:j3", "v3", "input", "dataset:n:c"),
-        ("job:n:j3", "v3", "output", "dataset:n:b2"),
-    ]
-    tables = driver_graph.graph_tables([("dataset:n:b", "dataset:n:b2", 1)], io, [("job:n:dag", "job:n:j1")])
+    tables = driver_graph.graph_tables(
+        [("dataset:n:b", "dataset:n:b2", 1)], CYCLE_IO, [("job:n:dag", "job:n:j1")]
+    )
     assert ("job:n:j3", "dataset:n:b", "output", "job:n:j3", "v3") in tables.lineage_edges
     assert ("job:n:dag", "job:n:j1", "parent", "job:n:j1", None) in tables.lineage_edges
     assert len(tables.lineage_edges) == 8
-    assert {(n, o, d) for n, k, o, d in tables.ultimate_nodes if k == "source"} == {
-        ("dataset:n:a", "dataset:n:a", 0),
-        ("dataset:n:d", "dataset:n:d", 0),
-        ("dataset:n:b", "dataset:n:a", 1),
-        ("dataset:n:b", "dataset:n:d", 2),
-        ("dataset:n:c", "dataset:n:a", 2),
-        ("dataset:n:c", "dataset:n:d", 1),
-    }
+    assert {(n, o, d) for n, k, o, d in tables.ultimate_nodes if k == "source"} == CYCLE_SOURCES
     assert not [row for row in tables.ultimate_nodes if row[1] == "destination"]
     assert dict(tables.dataset_depth) == {
         "dataset:n:a": 0,

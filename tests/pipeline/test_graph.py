@@ -6,6 +6,26 @@ from pyspark.sql import SparkSession
 
 from headwater.pipeline import graph
 
+# a → j1 → b → j2 → c, and j3 reads c and writes b2 (an alias of b: a cycle b ⇄ c); d → j2 as well
+CYCLE_IO = [
+    ("job:n:j1", "v1", "input", "dataset:n:a"),
+    ("job:n:j1", "v1", "output", "dataset:n:b"),
+    ("job:n:j2", "v2", "input", "dataset:n:b"),
+    ("job:n:j2", "v2", "input", "dataset:n:d"),
+    ("job:n:j2", "v2", "output", "dataset:n:c"),
+    ("job:n:j3", "v3", "input", "dataset:n:c"),
+    ("job:n:j3", "v3", "output", "dataset:n:b2"),
+]
+# (dataset, ultimate source, distance) of that graph: shortest paths, the cycle left by none
+CYCLE_SOURCES = {
+    ("dataset:n:a", "dataset:n:a", 0),
+    ("dataset:n:d", "dataset:n:d", 0),
+    ("dataset:n:b", "dataset:n:a", 1),
+    ("dataset:n:b", "dataset:n:d", 2),
+    ("dataset:n:c", "dataset:n:a", 2),
+    ("dataset:n:c", "dataset:n:d", 1),
+}
+
 
 def test_aliases_form_components_whatever_the_direction_of_the_links(spark: SparkSession) -> None:
     links = spark.createDataFrame(
@@ -45,18 +65,7 @@ def test_a_name_only_a_symlinks_facet_declared_is_never_the_canonical_dataset(sp
 
 def test_edges_condensed_ultimate_and_depth_with_a_cycle(spark: SparkSession) -> None:
     # a → j1 → b → j2 → c, and j3 reads c and writes b (cycle b ⇄ c); d → j2 as well
-    io = spark.createDataFrame(
-        [
-            ("job:n:j1", "v1", "input", "dataset:n:a"),
-            ("job:n:j1", "v1", "output", "dataset:n:b"),
-            ("job:n:j2", "v2", "input", "dataset:n:b"),
-            ("job:n:j2", "v2", "input", "dataset:n:d"),
-            ("job:n:j2", "v2", "output", "dataset:n:c"),
-            ("job:n:j3", "v3", "input", "dataset:n:c"),
-            ("job:n:j3", "v3", "output", "dataset:n:b2"),
-        ],
-        "job_id string, version_id string, direction string, node_id string",
-    )
+    io = spark.createDataFrame(CYCLE_IO, "job_id string, version_id string, direction string, node_id string")
     aliases = spark.createDataFrame([("dataset:n:b2", "dataset:n:b")], "node_id string, canonical_id string")
     parents = spark.createDataFrame(
         [("job:n:dag", "job:n:j1")], "parent_node_id string, child_node_id string"
@@ -76,14 +85,7 @@ def test_edges_condensed_ultimate_and_depth_with_a_cycle(spark: SparkSession) ->
     ultimate = graph.ultimate_nodes(condensed)
     found = {(r["node_id"], r["kind"], r["other_id"], r["distance"]) for r in ultimate.collect()}
     sources = {(n, o, d) for n, k, o, d in found if k == "source"}
-    assert sources == {
-        ("dataset:n:a", "dataset:n:a", 0),
-        ("dataset:n:d", "dataset:n:d", 0),
-        ("dataset:n:b", "dataset:n:a", 1),
-        ("dataset:n:b", "dataset:n:d", 2),
-        ("dataset:n:c", "dataset:n:a", 2),
-        ("dataset:n:c", "dataset:n:d", 1),
-    }
+    assert sources == CYCLE_SOURCES
     # nothing leaves the b ⇄ c cycle: it has no ultimate destination but reaches none outside
     destinations = {(n, o) for n, k, o, _ in found if k == "destination"}
     assert destinations == set()

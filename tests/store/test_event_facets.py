@@ -191,17 +191,13 @@ def test_a_whole_payload_store_is_converted_in_batches_and_resumes_after_an_inte
     assert batches == [5, 5] and pending_conversion(store) == 2
     cores = _stored_cores(store)
     assert [count is not None for _, count in cores[:12]] == [True] * 10 + [False] * 2
-    for event_id, doc in zip(ids, docs, strict=True):  # half-converted: every event still whole
-        stored = store.get_event(event_id)
-        assert stored is not None and orjson.loads(stored.payload) == doc
+    _assert_whole(store, ids, docs)  # half-converted: every event still whole
 
     assert convert_store(store, batch=5) == 2  # goes on where it stopped
     assert pending_conversion(store) == 0
     assert convert_store(store, batch=5) == 0
     assert all(count == 5 for _, count in _stored_cores(store)[:12])
-    for event_id, doc in zip(ids, docs, strict=True):
-        stored = store.get_event(event_id)
-        assert stored is not None and orjson.loads(stored.payload) == doc
+    _assert_whole(store, ids, docs)
     assert _distinct_facets(docs) <= {h for h, _ in _facet_rows(store)}
     listed = store.list_events(after_time=None, before_time=None, descending=False, limit=100, offset=0)
     assert len(listed) == 13 and len({e.event_id for e in listed}) == 13
@@ -273,6 +269,13 @@ def test_the_memory_of_written_hashes_is_bounded_and_forgets_after_a_sweep() -> 
     assert not any(h in recent for h in "abcdef")
 
 
+def _assert_whole(store: EventStore, ids: list[str], docs: list[dict[str, Any]]) -> None:
+    """Each event read back by its id is equal as JSON to the document sent."""
+    for event_id, doc in zip(ids, docs, strict=True):
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == doc
+
+
 def _unpack_all(store: EventStore) -> None:
     """The store as migration 0015 found it: facet values and cores kept as text."""
     with store.transaction() as cur:
@@ -308,17 +311,13 @@ def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_
     with pytest.raises(_Interrupted):
         pack_store(store, batch=5, progress=interrupt)
     assert len(batches) == stop and 0 < pending_conversion(store) == values + cores - sum(batches)
-    for event_id, doc in zip(ids, docs, strict=True):  # half-packed: every event still whole
-        stored = store.get_event(event_id)
-        assert stored is not None and orjson.loads(stored.payload) == doc
+    _assert_whole(store, ids, docs)  # half-packed: every event still whole
 
     assert pack_store(store, batch=5) == values + cores - sum(batches)  # goes on where it stopped
     assert pending_conversion(store) == 0 and pack_store(store, batch=5) == 0
     assert len(_facet_rows(store)) == values  # every value packed
     assert [core for core, _ in _stored_cores(store)] == [event.core for event in validated]
-    for event_id, doc in zip(ids, docs, strict=True):
-        stored = store.get_event(event_id)
-        assert stored is not None and orjson.loads(stored.payload) == doc
+    _assert_whole(store, ids, docs)
 
 
 def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_bytes(
@@ -330,9 +329,7 @@ def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_byte
     store.append(validated, RECEIVED)
     cores_in_payload(store)
     store.append([validate_event(run_event(event_type="OTHER"))], RECEIVED)  # its core in `core`
-    for event_id, doc in zip(ids, docs, strict=True):
-        stored = store.get_event(event_id)
-        assert stored is not None and orjson.loads(stored.payload) == doc
+    _assert_whole(store, ids, docs)
     old = 12 if store.backend == "postgresql" else 0  # SQLite's BLOBs stay in payload, as small
     assert pending_conversion(store) == old
 
@@ -357,9 +354,7 @@ def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_byte
         assert all(p == "" and stored_text(c) == e.core for (p, c), e in zip(rows, validated, strict=False))
     else:
         assert all(isinstance(p, bytes) and c is None for p, c in rows[:12]) and rows[12][1] is not None
-    for event_id, doc in zip(ids, docs, strict=True):
-        stored = store.get_event(event_id)
-        assert stored is not None and orjson.loads(stored.payload) == doc
+    _assert_whole(store, ids, docs)
 
 
 def test_db_upgrade_moves_the_cores_kept_as_text(database_url: str, store: EventStore) -> None:
