@@ -339,24 +339,19 @@ def _sqlite_partition(folder: str, rows: Iterable[Any]) -> None:
 
 
 def _collect_sqlite_parts(store: EventStore) -> None:
-    """The driver, SQLite's single writer, copies every executor's file into the staging tables
-    in bounded chunks."""
-    import sqlite3
+    """The driver, SQLite's single writer, copies every executor's file into the staging tables:
+    each file attached to the store, its tables copied inside SQLite, one transaction a file. (A
+    copy through Python, 50,000 rows at a time, took 6 s of a 200,000-event batch's 85.)"""
+    from headwater.store.sqlite.store import SqliteEventStore
 
+    assert isinstance(store, SqliteEventStore)
     for part in sorted(staging_folder(store).glob("part-*.db")):
-        source = sqlite3.connect(f"file:{part}?mode=ro", uri=True)
-        try:
-            tables = [r[0] for r in source.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            for name in tables:
+        with store.attached_transaction({"part": part}) as cur:
+            cur.execute("SELECT name FROM part.sqlite_master WHERE type = 'table'")
+            for (name,) in cur.fetchall():
                 spec = TABLES[name.removeprefix("stage_")]
                 cols = ", ".join(spec.columns)
-                insert = f"INSERT INTO {spec.stage} ({cols}) VALUES ({', '.join('?' * len(spec.columns))})"
-                cursor = source.execute(f"SELECT {cols} FROM {name}")
-                while chunk := cursor.fetchmany(50_000):
-                    with store.transaction() as cur:
-                        cur.executemany(insert, chunk)
-        finally:
-            source.close()
+                cur.execute(f"INSERT INTO main.{spec.stage} ({cols}) SELECT {cols} FROM part.{name}")
         part.unlink()
 
 

@@ -149,6 +149,35 @@ class SqliteEventStore(GenericSql, SqlEventStore):
                 cur.close()
 
     @contextmanager
+    def attached_transaction(self, files: dict[str, Path]) -> Iterator[Any]:
+        """A cursor inside one write transaction in which each SQLite file of `files` is attached
+        under its alias, serialized with every other writer: rows move between the files inside
+        SQLite, not through Python. SQLite attaches only outside a transaction, so this runs on a
+        connection of its own, under the same locks as the store's writer."""
+        with self._write_lock, self._process_lock():
+            try:
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+                conn.execute("PRAGMA synchronous=FULL")
+                for alias, path in files.items():
+                    conn.execute(f"ATTACH DATABASE ? AS {alias}", (str(path),))
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"SQLite write failed: {exc}") from None
+            cur = conn.cursor()
+            try:
+                yield cur
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise StoreUnavailable(f"SQLite write failed: {exc}") from None
+                raise
+            finally:
+                cur.close()
+                conn.close()
+
+    @contextmanager
     def _process_lock(self) -> Iterator[None]:
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         try:
