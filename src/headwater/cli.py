@@ -157,7 +157,7 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
             log_level=settings.log_level.lower(),
             access_log=settings.log_level.lower() == "debug",
             loop="uvloop",
-            http="httptools",
+            http="headwater.api.http_protocol:IngestProtocol",  # uvicorn's httptools, ingest leaner
         )
     finally:
         store.close()

@@ -36,6 +36,7 @@ from headwater.api.responses import JSONResponse, error_response
 from headwater.api.routing import ModelRoute
 from headwater.config import Settings, load_settings
 from headwater.errors import HeadwaterError
+from headwater.ingest.service import young_collections_rarer
 from headwater.ingest.writer import GroupCommitWriter
 from headwater.store import EventStore, open_store
 
@@ -69,6 +70,7 @@ def create_app(settings: Settings, store: EventStore | None = None) -> FastAPI:
         own_store = store is None
         app.state.store = store if store is not None else open_store(settings.database_url)
         app.state.writer = GroupCommitWriter(app.state.store, settings.commit_batch_events)
+        young_collections_rarer()
         app.state.trimmer = MemoryTrimmer().start()
         app.state.kafka = None
         if settings.kafka_enabled:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -27,6 +27,7 @@ from headwater.errors import HeadwaterError, PayloadTooLarge
 from headwater.ingest import metrics
 from headwater.ingest.bodies import read_documents
 from headwater.ingest.service import Outcome, collector_paused, record_stored, validate_documents
+from headwater.ingest.service import Validated as ValidatedEvents
 from headwater.ingest.writer import GroupCommitWriter
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,11 @@ Validated = TypeVar("Validated")
 
 def _check_declared_length(declared: str | None, limit: int) -> None:
     if declared and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"body of {declared} bytes is larger than the limit of {limit} bytes")
+        raise _declared_too_large(declared, limit)
+
+
+def _declared_too_large(declared: str, limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"body of {declared} bytes is larger than the limit of {limit} bytes")
 
 
 def _too_large(limit: int) -> PayloadTooLarge:
@@ -204,31 +209,60 @@ class LeanIngest:
         try:
             if settings.write_keys:
                 await require_write(Request(scope))
-            content_length = content_type = content_encoding = None
-            for name, value in scope["headers"]:
-                if name == b"content-length" and content_length is None:
-                    content_length = value.decode("latin-1")
-                elif name == b"content-type" and content_type is None:
-                    content_type = value.decode("latin-1")
-                elif name == b"content-encoding" and content_encoding is None:
-                    content_encoding = value.decode("latin-1")
+            content_length, content_type, content_encoding = body_headers(scope["headers"])
             body = await _receive_body(receive, content_length, settings.max_body_bytes)
-            validated = _documents(
-                body, content_type, content_encoding, settings, validate_documents, lazy=True
-            )
-            outcomes, is_batch = await _store(state.writer, validated)
-            return _answer(outcomes, is_batch, batch_route)
-        except HeadwaterError as exc:
-            if exc.status >= 500:
-                log.error("POST %s: %s", scope["path"], exc.message)
-            return exc.status, orjson.dumps(
-                _error_body(exc.status, exc.message, getattr(exc, "errors", None))
-            )
+            validated, is_batch = validated_request(settings, body, content_type, content_encoding)
+            stored = await state.writer.append(validated.events)
+            return stored_answer(validated, is_batch, stored, batch_route)
         except _Disconnected:
             raise
         except Exception as exc:
-            log.exception("unexpected error on POST %s", scope["path"])
-            return 500, orjson.dumps(_error_body(500, f"internal error: {type(exc).__name__}", None))
+            return error_answer(exc, scope["path"])
+
+
+def body_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
+    """The first Content-Length, Content-Type and Content-Encoding of a request's headers (names
+    in lower case, as ASGI servers give them)."""
+    content_length = content_type = content_encoding = None
+    for name, value in headers:
+        if name == b"content-length" and content_length is None:
+            content_length = value.decode("latin-1")
+        elif name == b"content-type" and content_type is None:
+            content_type = value.decode("latin-1")
+        elif name == b"content-encoding" and content_encoding is None:
+            content_encoding = value.decode("latin-1")
+    return content_length, content_type, content_encoding
+
+
+def validated_request(
+    settings: Settings, body: bytes, content_type: str | None, content_encoding: str | None
+) -> tuple[ValidatedEvents, bool]:
+    """The events of an ingest request's body, validated, and whether it was a batch."""
+    return _documents(body, content_type, content_encoding, settings, validate_documents, lazy=True)
+
+
+def stored_answer(
+    validated: ValidatedEvents, is_batch: bool, stored: Sequence[bool], batch_route: bool
+) -> tuple[int, bytes]:
+    """The answer once the writer said which events were new: status and JSON body."""
+    outcomes = record_stored(validated, stored)
+    metrics.count_outcomes("http", outcomes)
+    return _answer(outcomes, is_batch, batch_route)
+
+
+def too_large_answer(limit: int, declared: str | None) -> tuple[int, bytes]:
+    """The answer to a body over the limit: as its Content-Length says, or as read so far."""
+    return error_answer(_too_large(limit) if declared is None else _declared_too_large(declared, limit), "")
+
+
+def error_answer(exc: Exception, path: str) -> tuple[int, bytes]:
+    """The answer to an ingest request that failed: the error envelope of a HeadwaterError, else 500."""
+    if isinstance(exc, HeadwaterError):
+        if exc.status >= 500:
+            log.error("POST %s: %s", path, exc.message)
+        return exc.status, orjson.dumps(_error_body(exc.status, exc.message, getattr(exc, "errors", None)))
+    log.error("unexpected error on POST %s", path, exc_info=exc)
+    return 500, orjson.dumps(_error_body(500, f"internal error: {type(exc).__name__}", None))
 
 
 async def _receive_body(receive: Receive, declared: str | None, limit: int) -> bytes:

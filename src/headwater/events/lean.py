@@ -386,8 +386,24 @@ def validate_decoded(doc: _RunEvent, raw: bytes | None) -> Event | None:
         return None
 
 
+_SCHEMA_URLS_MAX = 1_000
+_run_schema_urls: dict[str, bool] = {}  # schemaURL → whether it names a RunEvent (or no kind)
+
+
+def _names_a_run_event(url: str) -> bool:
+    """Whether an event's schemaURL leaves it a RunEvent; producers send one or two URLs, each
+    read once."""
+    found = _run_schema_urls.get(url)
+    if found is None:
+        found = kind_of_schema_url(url) in (None, "run")
+        if len(_run_schema_urls) >= _SCHEMA_URLS_MAX:
+            _run_schema_urls.clear()
+        _run_schema_urls[url] = found
+    return found
+
+
 def _validate(doc: _RunEvent, raw: bytes | None) -> Event:
-    if doc.schemaURL is not UNSET and kind_of_schema_url(doc.schemaURL) not in (None, "run"):
+    if doc.schemaURL is not UNSET and not _names_a_run_event(doc.schemaURL):
         raise _NotLean
     if doc.eventType is not UNSET and doc.eventType not in EVENT_TYPES:
         raise _NotLean

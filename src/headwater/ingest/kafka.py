@@ -49,6 +49,7 @@ from headwater.ingest.service import (
     collector_paused,
     record_stored,
     validate_documents,
+    young_collections_rarer,
 )
 from headwater.ingest.writer import GroupCommitWriter
 from headwater.store.base import DeadLetter, EventStore
@@ -230,6 +231,7 @@ class KafkaIngester:
 
     def run(self) -> None:
         """Consume until `stop` is called (or SIGKILL: nothing uncommitted is lost)."""
+        young_collections_rarer()
         consumer = Consumer(self.config)
         self._consumer = consumer
         topics = all_topics(self.settings)

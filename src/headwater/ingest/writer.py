@@ -84,15 +84,26 @@ class GroupCommitWriter:
             self._queue.put(_Pending(events, generic, future=future))
         return future
 
-    async def _wait(self, events: Sequence[Any], generic: bool) -> list[Any]:
-        """Resolved on the event loop straight from the writer thread (no concurrent Future to
-        chain: that cost a request more than its share of the commit)."""
-        if not events:
-            return []
+    def enqueue(self, events: Sequence[Event]) -> asyncio.Future[list[bool]]:
+        """A future of the running event loop, resolved from the writer thread once the events
+        are durable (no concurrent Future to chain: that cost a request more than its share of
+        the commit). Called on the loop's thread; `headwater.api.http_protocol` adds a callback
+        to it, coroutines await it (`append`)."""
+        return self._enqueue(events, False)
+
+    def _enqueue(self, events: Sequence[Any], generic: bool) -> asyncio.Future[list[Any]]:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[list[Any]] = loop.create_future()
-        self._queue.put(_Pending(events, generic, loop=loop, waiter=waiter))
-        return await waiter
+        if not events:
+            waiter.set_result([])
+        else:
+            self._queue.put(_Pending(events, generic, loop=loop, waiter=waiter))
+        return waiter
+
+    async def _wait(self, events: Sequence[Any], generic: bool) -> list[Any]:
+        if not events:
+            return []
+        return await self._enqueue(events, generic)
 
     def submit(self, events: Sequence[Event]) -> Future[list[bool]]:
         return self._submit(events, False)
