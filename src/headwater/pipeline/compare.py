@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from headwater.pipeline.publish import MODEL_TABLES, TABLES
 from headwater.store.base import EventStore
+from headwater.store.model.tables import MODEL_TABLES, TABLES
 
 # job_versions' counts are kept by the merge, outside the staged columns
 JOB_VERSION_COUNTS = "job_versions.counts"

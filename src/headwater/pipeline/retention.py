@@ -36,11 +36,14 @@ from headwater.events.times import TICKS_PER_SECOND, format_ticks, now_ticks
 from headwater.pipeline import publish
 from headwater.pipeline import transforms as t
 from headwater.pipeline.frames import model_frames
-from headwater.pipeline.locks import pipeline_lock
 from headwater.pipeline.runner import Pipeline
 from headwater.pipeline.source import EVENT_COLUMNS, EVENT_SCHEMA
+from headwater.store import model
 from headwater.store import retention_sql as sql
 from headwater.store.base import EventStore
+from headwater.store.model import merge
+from headwater.store.model.checkpoint import forget_graph
+from headwater.store.model.tables import RUN_SCOPED
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +138,7 @@ def apply_retention(
     the model holds events to forget. With `dry_run`, only counts."""
     started = time.perf_counter()
     report = RetentionReport(cutoff, dry_run)
-    with pipeline_lock(store):
+    with model.pipeline_lock(store):
         try:
             sql.list_doomed(store, cutoff, store.last_seq())
             doomed = sql.count_doomed(store, cutoff)
@@ -144,7 +147,7 @@ def apply_retention(
             if dry_run:
                 return report
             before = _counts(store)
-            checkpoint, _ = publish.read_state(store)
+            checkpoint, _ = model.read_state(store)
             runner = None
             if sql.count_held(store, checkpoint):
                 if pipeline is None:
@@ -158,7 +161,7 @@ def apply_retention(
             report.model = {name: before[name] - after[name] for name in _COUNTED}
         finally:
             sql.drop_scratch(store, SCRATCH)
-        _mark_done(store)
+        model.mark_retention(store)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -172,13 +175,13 @@ def _events(pipeline: Pipeline, where: str) -> DataFrame:
 
 def _stage(pipeline: Pipeline, events: DataFrame) -> None:
     frames = model_frames(events, events)  # whole runs: every event of a run is in the set
-    publish.stage(pipeline.store, pipeline.url, frames.tables, pipeline.shuffle_partitions())
+    publish.stage(pipeline.store, frames.tables, pipeline.shuffle_partitions())
     frames.release()
 
 
 def _refresh_model(pipeline: Pipeline, checkpoint: int) -> None:
     store: EventStore = pipeline.store
-    publish.prepare_staging(store)
+    model.prepare_staging(store)
     held = f"e.seq <= {int(checkpoint)}"
     doomed = f"e.seq IN (SELECT seq FROM {sql.DOOMED})"
     _stage(pipeline, _events(pipeline, f"{held} AND {doomed}"))
@@ -188,7 +191,7 @@ def _refresh_model(pipeline: Pipeline, checkpoint: int) -> None:
             cur.execute(
                 f"CREATE TABLE {_key_table(name)} AS SELECT DISTINCT {', '.join(key)} FROM stage_{name}"
             )
-        publish.clear_staged(cur)
+        merge.clear_staged(cur)
         # the datasets of an affected source are affected too
         cur.execute(
             f"INSERT INTO {_key_table('datasets')} SELECT DISTINCT f.node_id FROM dataset_facets f "
@@ -216,11 +219,11 @@ def _refresh_model(pipeline: Pipeline, checkpoint: int) -> None:
     _keep_schemas(pipeline)
     with store.transaction() as cur:
         _forget(cur)
-        publish.merge_staged(store, cur)
+        merge.merge_staged(store, cur)
         _recompute_namespaces(store, cur)
         _sweep(cur)
-        publish.clear_staged(cur)
-        cur.execute(store.sql("UPDATE pipeline_state SET graph_checkpoint = 0 WHERE name = ?"), ("lineage",))
+        merge.clear_staged(cur)
+        forget_graph(store, cur)
 
 
 def _json_name(store: EventStore) -> str:
@@ -248,7 +251,7 @@ def _forget(cur: Any) -> None:
         f"INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
         f"WHERE run_id IN ({runs})"
     )
-    for name in (*publish.RUN_SCOPED, "runs"):
+    for name in (*RUN_SCOPED, "runs"):
         cur.execute(f"DELETE FROM {name} WHERE run_id IN ({runs})")
     for name in ("dataset_facets", "job_facets"):
         cur.execute(f"DELETE FROM {name} WHERE seq IN (SELECT seq FROM {sql.DOOMED})")
@@ -311,29 +314,12 @@ def _keep_schemas(pipeline: Pipeline) -> None:
 
 
 # -- once a day ----------------------------------------------------------------------------------
-def _mark_done(store: EventStore) -> None:
-    with store.transaction() as cur:
-        cur.execute(store.sql("DELETE FROM pipeline_state WHERE name = ?"), ("retention",))
-        cur.execute(
-            store.sql("INSERT INTO pipeline_state VALUES (?, 0, 0, 0, ?)"),
-            ("retention", format_ticks(now_ticks())),
-        )
-
-
-def last_retention(store: EventStore) -> str | None:
-    """When retention last ran on this store (None: never)."""
-    with store.transaction() as cur:
-        cur.execute(store.sql("SELECT updated_at FROM pipeline_state WHERE name = ?"), ("retention",))
-        row = cur.fetchone()
-    return str(row[0]) if row else None
-
-
 def retain_daily(days: float, store: EventStore, pipeline: Callable[[], Pipeline]) -> RetentionReport | None:
     """For the continuous pipeline: apply a limit of `days` when a day has passed since the last
     retention on this store (0 days: never)."""
     if days <= 0:
         return None
-    last = last_retention(store)
+    last = model.last_retention(store)
     if last is not None and last > format_ticks(now_ticks() - _DAY * TICKS_PER_SECOND):
         return None
     report = apply_retention(store, cutoff_for(days), pipeline=pipeline)

@@ -21,7 +21,7 @@ from headwater.pipeline import driver_graph, graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import KEPT, model_frames
-from headwater.pipeline.locks import pipeline_lock
+from headwater.store import model
 from headwater.store.base import EventStore
 
 log = logging.getLogger(__name__)
@@ -166,13 +166,13 @@ class Pipeline:
         inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
         frames = model_frames(new, run_events, generic=generic, inline=inline)
         tick = time.perf_counter()
-        publish.stage(self.store, self.url, frames.tables, self.shuffle_partitions())
+        publish.stage(self.store, frames.tables, self.shuffle_partitions())
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
         self.progress("staged")
         tick = time.perf_counter()
-        publish.merge_facts(self.store, low, high)
+        model.merge_facts(self.store, low, high)
         merged = time.perf_counter() - tick
         rate = merged / max(1, high - low)
         previous = self._merge_per_event
@@ -233,7 +233,7 @@ class Pipeline:
                 inputs.append([tuple(row) for row in rows])
         symlinks, current_io, parents = inputs
         tables = driver_graph.graph_tables(symlinks, current_io, parents)
-        publish.replace_graph_rows(self.store, tables.by_table(), checkpoint)
+        model.replace_graph_rows(self.store, tables.by_table(), checkpoint)
         self.progress("graph edges")
         self.progress("graph")
         return True
@@ -258,13 +258,13 @@ class Pipeline:
         # The edges first, in a transaction of their own: lineage queries read only them, and
         # the ends' propagation takes one Spark job per step of the longest path.
         near = {"dataset_aliases": alias_map, "lineage_edges": edges, "condensed_edges": condensed}
-        publish.stage(self.store, self.url, near, self.shuffle_partitions())
-        publish.replace_graph(self.store, tuple(near))
+        publish.stage(self.store, near, self.shuffle_partitions())
+        model.replace_graph(self.store, tuple(near))
         self.progress("graph edges")
         ultimate = graph.ultimate_nodes(condensed).persist(KEPT)
         ends = {"ultimate_nodes": ultimate, "dataset_depth": graph.dataset_depth(ultimate)}
-        publish.stage(self.store, self.url, ends, self.shuffle_partitions())
-        publish.replace_graph(self.store, tuple(ends), checkpoint)
+        publish.stage(self.store, ends, self.shuffle_partitions())
+        model.replace_graph(self.store, tuple(ends), checkpoint)
         self.progress("graph")
         for frame in (ultimate, condensed, edges, alias_map):
             frame.unpersist()
@@ -277,7 +277,7 @@ class Pipeline:
 
     def pending(self) -> tuple[int, int]:
         """(events waiting above the checkpoint, batches they make): what the next pass will do."""
-        checkpoint, _ = publish.read_state(self.store)
+        checkpoint, _ = model.read_state(self.store)
         waiting = max(0, self.store.last_seq() - checkpoint)
         return waiting, -(-waiting // self.batch_events)
 
@@ -287,11 +287,11 @@ class Pipeline:
         `stop` set, no further batch starts (what is published stays consistent)."""
         result = PassResult()
         started = time.perf_counter()
-        with pipeline_lock(self.store):
-            checkpoint, graph_checkpoint = publish.read_state(self.store)
+        with model.pipeline_lock(self.store):
+            checkpoint, graph_checkpoint = model.read_state(self.store)
             high = self.store.last_seq()
             if checkpoint < high or graph_checkpoint < checkpoint:  # else nothing to stage
-                publish.prepare_staging(self.store)
+                model.prepare_staging(self.store)
             own = self.reporter.is_own_range(checkpoint, high) if self.reporter else False
             # live: events were stored after the last pass started (its own report counts, but a
             # pass that only takes a report is one small batch anyway)
@@ -300,7 +300,7 @@ class Pipeline:
                 upper = min(checkpoint + self._batch_size(result, high), high)
                 self._batch(checkpoint, upper, result)
                 checkpoint = upper
-            checkpoint, graph_checkpoint = publish.read_state(self.store)
+            checkpoint, graph_checkpoint = model.read_state(self.store)
             if graph_checkpoint < checkpoint and not (stop and stop.is_set()):
                 self._graph(checkpoint, result)
         result.checkpoint = checkpoint
@@ -322,8 +322,8 @@ class Pipeline:
 
     def rebuild(self) -> PassResult:
         """Recompute the whole model from every event."""
-        with pipeline_lock(self.store):
-            publish.reset_model(self.store)
+        with model.pipeline_lock(self.store):
+            model.reset_model(self.store)
         return self.run_once()
 
     def news(self, checkpoint: int) -> bool:
