@@ -8,7 +8,8 @@ hands over rows and never names a backend.
   are replaced whole;
 - `checkpoint`: the pipeline's state (checkpoint, graph checkpoint, last retention);
 - `lock`: one pipeline per store;
-- `connections`: the connections executors open from the store's URL.
+- `connections`: the connections executors open from the store's URL;
+- `refresh`: retention's model refresh.
 """
 
 from headwater.store.model.checkpoint import last_retention, mark_retention, read_state, reset_model, waiting
