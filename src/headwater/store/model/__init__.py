@@ -9,7 +9,7 @@ hands over rows and never names a backend.
 - `checkpoint`: the pipeline's state (checkpoint, graph checkpoint, last retention);
 - `lock`: one pipeline per store;
 - `connections`: the connections executors open from the store's URL;
-- `refresh`: retention's model refresh.
+- `refresh`: retention's model refresh; `compare`: two published models, table by table.
 """
 
 from headwater.store.model.checkpoint import last_retention, mark_retention, read_state, reset_model, waiting
