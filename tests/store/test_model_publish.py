@@ -127,12 +127,11 @@ def test_a_merge_from_a_moved_checkpoint_is_refused_and_changes_nothing(store: E
 
 
 def test_one_pipeline_per_store(store: EventStore) -> None:
-    held = pipeline_lock(store)
-    held.__enter__()
-    try:
-        with pytest.raises(PipelineBusy, match="another Headwater pipeline"), pipeline_lock(store):
-            pass
-    finally:
-        held.__exit__(None, None, None)
+    with (
+        pipeline_lock(store),
+        pytest.raises(PipelineBusy, match="another Headwater pipeline"),
+        pipeline_lock(store),
+    ):
+        pass
     with pipeline_lock(store):  # released
         pass
