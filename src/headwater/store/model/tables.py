@@ -64,6 +64,9 @@ _RUN_COLUMNS = (
     "first_event_time", "last_event_time", "event_count", "updated_seq",
 )  # fmt: skip
 
+# a facet assertion: the rows the in-force rule reads (headwater.store.in_force_sql)
+_ASSERTION_COLUMNS = ("node_id", "name", "valid_from", "seq", "value_hash", "deleted")
+_ASSERTION_KEY = ("node_id", "name", "valid_from", "seq")
 _ELEMENT_NODE_COLUMNS = ("node_id", "type", "description", "created_at", "updated_at", "event_count")
 _ELEMENT_EDGE_COLUMNS = ("src_id", "dst_id", "event_type", "created_at", "updated_at", "event_count")
 # generic events folded into the graph (pipeline.elements): spans widen, counts add up (every
@@ -115,16 +118,8 @@ FACT_TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("facet_values", ("hash", "value"), ("hash",)),
-    Table(
-        "dataset_facets",
-        ("node_id", "name", "valid_from", "seq", "value_hash", "deleted"),
-        ("node_id", "name", "valid_from", "seq"),
-    ),
-    Table(
-        "job_facets",
-        ("node_id", "name", "valid_from", "seq", "value_hash", "deleted"),
-        ("node_id", "name", "valid_from", "seq"),
-    ),
+    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY),
+    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY),
     Table(
         "schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")
     ),
