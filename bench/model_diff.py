@@ -16,8 +16,8 @@ import argparse
 import sys
 import time
 
-from headwater.pipeline.compare import compare_models
 from headwater.store import open_store
+from headwater.store.model.compare import compare_models
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,8 +12,8 @@ import orjson
 
 from headwater.demo.lineage import demo_events
 from headwater.events.validate import validate_event
-from headwater.pipeline.publish import read_state
 from headwater.store import open_store
+from headwater.store.model import read_state
 from tests.pipeline.test_pipeline import _run_cli
 
 

@@ -125,16 +125,16 @@ def pipeline() -> None:
 @click.pass_context
 def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options: Any) -> None:
     """Process the events above the checkpoint and publish the lineage model."""
-    from headwater.pipeline import publish
     from headwater.pipeline.session import QUICK_JVM_EVENTS, QUICK_JVM_OPTIONS, run_in_background
+    from headwater.store import model
 
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
     store, java_options = open_settings_store(settings), ""
     if not continuous:  # a one-off pass: no Spark for nothing, a quick-starting JVM for a little
-        waiting = publish.waiting(store)
+        waiting = model.waiting(store)
         if waiting is None:
-            click.echo(f"nothing new (checkpoint seq {publish.read_state(store)[0]})")
+            click.echo(f"nothing new (checkpoint seq {model.read_state(store)[0]})")
             store.close()
             return
         java_options = QUICK_JVM_OPTIONS if waiting < QUICK_JVM_EVENTS else ""

@@ -215,7 +215,7 @@ def test_tags_round_trip(client: TestClient) -> None:
 def test_tags_outlive_the_model(client: TestClient, store: EventStore) -> None:
     """Tags are kept apart from the model: `pipeline rebuild` empties the model tables (and not
     the tag tables), and the rebuilt datasets, fields and jobs have their tags again."""
-    from headwater.pipeline.publish import MODEL_TABLES, reset_model
+    from headwater.store.model import MODEL_TABLES, reset_model
 
     assert not {"tags", "dataset_tags", "field_tags", "job_tags"} & set(MODEL_TABLES)
     client.put(f"{API}/tags/pii", json={"description": "personal data"})

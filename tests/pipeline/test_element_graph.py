@@ -10,12 +10,12 @@ from pyspark.sql import SparkSession
 
 from headwater.events.generic import validate_generic_event
 from headwater.events.validate import validate_event
-from headwater.pipeline.compare import model_rows
 from headwater.pipeline.runner import Pipeline
 from headwater.query.lineage import LineageQuery, lineage
 from headwater.query.vertical import vertical
 from headwater.store import EventStore, open_store
 from headwater.store.generic import generic_store
+from headwater.store.model.compare import model_rows
 from tests.pipeline import fastscore as fs
 
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from headwater.pipeline.compare import model_rows
 from headwater.pipeline.runner import Pipeline
 from headwater.query.lineage import LineageQuery, lineage
 from headwater.query.lineage_json import warehouse_graph
 from headwater.store import EventStore
+from headwater.store.model.compare import model_rows
 from tests.pipeline.test_pipeline import ingest
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.25.0/integration/spark"

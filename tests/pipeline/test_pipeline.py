@@ -18,10 +18,10 @@ from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import DemoShape, demo_events
 from headwater.events.validate import validate_event
-from headwater.pipeline.compare import model_rows
-from headwater.pipeline.publish import read_state
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
+from headwater.store.model import read_state
+from headwater.store.model.compare import model_rows
 from tests.conftest import SPEC_DIR
 from tests.pipeline import fastscore
 from tests.pipeline.oracle import expected_model

@@ -11,11 +11,12 @@ from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import MIN_JOBS, DemoShape, demo_events
 from headwater.events.generic import validate_generic_event
-from headwater.pipeline.compare import model_rows
-from headwater.pipeline.retention import apply_retention, last_retention, retain_daily
+from headwater.pipeline.retention import apply_retention, retain_daily
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from headwater.store.generic import generic_store
+from headwater.store.model import last_retention
+from headwater.store.model.compare import model_rows
 from tests.pipeline import fastscore as fs
 from tests.pipeline.test_pipeline import ingest, query
 from tests.test_cli_retention import run_event

@@ -15,6 +15,7 @@ import orjson
 from headwater import __version__
 from headwater.events.validate import validate_event
 from headwater.store.base import EventStore
+from headwater.store.factory import store_namespace
 
 if TYPE_CHECKING:
     from headwater.pipeline.runner import PassResult
@@ -25,14 +26,6 @@ JOB = "headwater.pipeline"
 PRODUCER = f"https://github.com/headwater-lineage/headwater/tree/{__version__}"
 _SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 _OUTPUTS = ("namespaces", "sources", "datasets", "jobs", "runs", "lineage_edges", "ultimate_nodes")
-
-
-def _store_namespace(store: EventStore) -> str:
-    if store.backend == "sqlite":
-        return "sqlite"
-    from headwater.config import redact_url
-
-    return redact_url(store.url).split("?", 1)[0]
 
 
 class Reporter:
@@ -47,7 +40,7 @@ class Reporter:
         return self._own is not None and self._own[0] >= checkpoint and self._own[1] == high
 
     def _event(self, event_type: str, when: datetime, run_id: str, facets: dict[str, Any]) -> dict[str, Any]:
-        namespace = _store_namespace(self.store)
+        namespace = store_namespace(self.store)
         return {
             "eventType": event_type,
             "eventTime": when.isoformat().replace("+00:00", "Z"),

@@ -136,7 +136,7 @@ def dataset_depth(ultimate: Iterable[Row]) -> list[Row]:
 
 @dataclass(frozen=True)
 class GraphTables:
-    """The five graph tables' rows, in `publish.GRAPH_TABLES`' column order."""
+    """The five graph tables' rows, in `headwater.store.model.GRAPH_TABLES`' column order."""
 
     dataset_aliases: list[Row]
     lineage_edges: list[Row]

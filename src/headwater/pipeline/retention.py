@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -36,48 +35,15 @@ from headwater.events.times import TICKS_PER_SECOND, format_ticks, now_ticks
 from headwater.pipeline import publish
 from headwater.pipeline import transforms as t
 from headwater.pipeline.frames import model_frames
-from headwater.pipeline.locks import pipeline_lock
 from headwater.pipeline.runner import Pipeline
 from headwater.pipeline.source import EVENT_COLUMNS, EVENT_SCHEMA
+from headwater.store import model
 from headwater.store import retention_sql as sql
 from headwater.store.base import EventStore
+from headwater.store.model import refresh
 
 log = logging.getLogger(__name__)
-
-# what D contributed to, kept from its staged frames: table → key columns
-_KEYS: dict[str, tuple[str, ...]] = {
-    "runs": ("run_id",),
-    "datasets": ("node_id",),
-    "jobs": ("node_id",),
-    "sources": ("name",),
-    "namespaces": ("name",),
-    "dataset_symlinks": ("node_id", "alias_node_id"),
-    "job_parents": ("parent_node_id", "child_node_id"),
-    "element_nodes": ("node_id",),
-    "element_edges": ("src_id", "dst_id", "event_type"),
-    "facet_values": ("hash",),
-    "schema_fields": ("schema_hash",),
-    "column_lineage": ("facet_hash",),
-}
-_REFOLDED = (
-    "datasets",
-    "jobs",
-    "sources",
-    "dataset_symlinks",
-    "job_parents",
-    "element_nodes",
-    "element_edges",
-)
-_KEPT_SCHEMAS = "retention_kept_schemas"
-_COUNTED = ("runs", "jobs", "datasets", "job_versions", "dataset_versions", "namespaces", "sources")
 _DAY = 24 * 3600
-
-
-def _key_table(name: str) -> str:
-    return f"retention_{name}"
-
-
-SCRATCH = (sql.DOOMED, *(_key_table(n) for n in _KEYS), _KEPT_SCHEMAS, "retention_lost_tags")
 
 
 @dataclass
@@ -114,15 +80,6 @@ def cutoff_for(days: float, now: int | None = None) -> str:
     return format_ticks(ticks)
 
 
-def _counts(store: EventStore) -> dict[str, int]:
-    with store.transaction() as cur:
-        out = {}
-        for name in _COUNTED:
-            cur.execute(f"SELECT COUNT(*) FROM {name}")
-            out[name] = int(cur.fetchone()[0])
-        return out
-
-
 def apply_retention(
     store: EventStore,
     cutoff: str,
@@ -135,7 +92,7 @@ def apply_retention(
     the model holds events to forget. With `dry_run`, only counts."""
     started = time.perf_counter()
     report = RetentionReport(cutoff, dry_run)
-    with pipeline_lock(store):
+    with model.pipeline_lock(store):
         try:
             sql.list_doomed(store, cutoff, store.last_seq())
             doomed = sql.count_doomed(store, cutoff)
@@ -143,8 +100,8 @@ def apply_retention(
             report.generic_events, report.dead_letters = doomed.generic_events, doomed.dead_letters
             if dry_run:
                 return report
-            before = _counts(store)
-            checkpoint, _ = publish.read_state(store)
+            before = refresh.counts(store)
+            checkpoint, _ = model.read_state(store)
             runner = None
             if sql.count_held(store, checkpoint):
                 if pipeline is None:
@@ -154,11 +111,11 @@ def apply_retention(
             sql.delete_doomed(store, cutoff)
             if runner is not None:
                 runner.graph_stage(checkpoint)
-            after = _counts(store)
-            report.model = {name: before[name] - after[name] for name in _COUNTED}
+            after = refresh.counts(store)
+            report.model = {name: before[name] - after[name] for name in refresh.COUNTED}
         finally:
-            sql.drop_scratch(store, SCRATCH)
-        _mark_done(store)
+            sql.drop_scratch(store, refresh.SCRATCH)
+        model.mark_retention(store)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -172,168 +129,38 @@ def _events(pipeline: Pipeline, where: str) -> DataFrame:
 
 def _stage(pipeline: Pipeline, events: DataFrame) -> None:
     frames = model_frames(events, events)  # whole runs: every event of a run is in the set
-    publish.stage(pipeline.store, pipeline.url, frames.tables, pipeline.shuffle_partitions())
+    publish.stage(pipeline.store, frames.tables, pipeline.shuffle_partitions())
     frames.release()
 
 
 def _refresh_model(pipeline: Pipeline, checkpoint: int) -> None:
     store: EventStore = pipeline.store
-    publish.prepare_staging(store)
-    held = f"e.seq <= {int(checkpoint)}"
-    doomed = f"e.seq IN (SELECT seq FROM {sql.DOOMED})"
-    _stage(pipeline, _events(pipeline, f"{held} AND {doomed}"))
-    with store.transaction() as cur:
-        for name, key in _KEYS.items():
-            cur.execute(f"DROP TABLE IF EXISTS {_key_table(name)}")
-            cur.execute(
-                f"CREATE TABLE {_key_table(name)} AS SELECT DISTINCT {', '.join(key)} FROM stage_{name}"
-            )
-        publish.clear_staged(cur)
-        # the datasets of an affected source are affected too
-        cur.execute(
-            f"INSERT INTO {_key_table('datasets')} SELECT DISTINCT f.node_id FROM dataset_facets f "
-            "JOIN facet_values v ON v.hash = f.value_hash JOIN datasets d ON d.node_id = f.node_id "
-            f"WHERE f.name = 'dataSource' AND COALESCE({_json_name(store)}, d.namespace) IN "
-            f"(SELECT name FROM {_key_table('sources')})"
-        )
-    runs = (
-        f"SELECT run_id FROM run_io WHERE node_id IN (SELECT node_id FROM {_key_table('datasets')}) "
-        f"UNION SELECT run_id FROM runs WHERE job_node_id IN (SELECT node_id FROM {_key_table('jobs')})"
-    )
-    shared = (
-        "SELECT g.event_id FROM generic_event_elements g WHERE g.element_id IN (SELECT d.element_id "
-        f"FROM generic_event_elements d WHERE d.event_id IN (SELECT seq FROM {sql.DOOMED}))"
-    )
-    # run-less events: every job event (their inputs and outputs are not indexed), the dataset
-    # events of affected datasets
-    affected = f"SELECT node_id FROM {_key_table('datasets')}"
-    runless = (
-        "e.run_id IS NULL AND e.kind <> 'generic' AND (e.job_name IS NOT NULL OR "
-        f"'dataset:' || e.dataset_namespace || ':' || e.dataset_name IN ({affected}))"
-    )
-    remaining = f"{held} AND NOT {doomed} AND (({runless}) OR e.run_id IN ({runs}) OR e.seq IN ({shared}))"
-    _stage(pipeline, _events(pipeline, remaining))
+    model.prepare_staging(store)
+    _stage(pipeline, _events(pipeline, refresh.doomed_events(checkpoint)))
+    refresh.keep_doomed_keys(store)
+    _stage(pipeline, _events(pipeline, refresh.remaining_events(checkpoint)))
     _keep_schemas(pipeline)
-    with store.transaction() as cur:
-        _forget(cur)
-        publish.merge_staged(store, cur)
-        _recompute_namespaces(store, cur)
-        _sweep(cur)
-        publish.clear_staged(cur)
-        cur.execute(store.sql("UPDATE pipeline_state SET graph_checkpoint = 0 WHERE name = ?"), ("lineage",))
-
-
-def _json_name(store: EventStore) -> str:
-    if store.backend == "postgresql":
-        return "(v.value::json ->> 'name')"
-    return "json_extract(v.value, '$.name')"
-
-
-def _in_keys(name: str, alias: str = "") -> str:
-    key = _KEYS[name]
-    cols = ", ".join(f"{alias}{c}" for c in key)
-    target = f"({cols})" if len(key) > 1 else cols
-    return f"{target} IN (SELECT {', '.join(key)} FROM {_key_table(name)})"
-
-
-def _forget(cur: Any) -> None:
-    """D's runs, facet assertions and keyed rows leave the model; the staged rows of R that are
-    counted (element nodes and edges) are kept only for D's keys."""
-    runs = f"SELECT run_id FROM {_key_table('runs')}"
-    cur.execute(
-        "INSERT INTO stage_touched_versions SELECT job_version FROM runs "
-        f"WHERE job_version IS NOT NULL AND run_id IN ({runs})"
-    )
-    cur.execute(
-        f"INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
-        f"WHERE run_id IN ({runs})"
-    )
-    for name in (*publish.RUN_SCOPED, "runs"):
-        cur.execute(f"DELETE FROM {name} WHERE run_id IN ({runs})")
-    for name in ("dataset_facets", "job_facets"):
-        cur.execute(f"DELETE FROM {name} WHERE seq IN (SELECT seq FROM {sql.DOOMED})")
-    for name in _REFOLDED:
-        cur.execute(f"DELETE FROM {name} WHERE {_in_keys(name)}")
-    for name in ("element_nodes", "element_edges"):
-        cur.execute(f"DELETE FROM stage_{name} WHERE NOT {_in_keys(name)}")
-
-
-def _recompute_namespaces(store: EventStore, cur: Any) -> None:
-    """A namespace spans its datasets and jobs (the same events name both)."""
-    cur.execute(f"DELETE FROM namespaces WHERE {_in_keys('namespaces')}")
-    cur.execute(
-        "INSERT INTO namespaces (name, created_at, updated_at) SELECT namespace, MIN(created_at), "
-        "MAX(updated_at) FROM (SELECT namespace, created_at, updated_at FROM datasets "
-        "UNION ALL SELECT namespace, created_at, updated_at FROM jobs) n "
-        f"WHERE namespace IN (SELECT name FROM {_key_table('namespaces')}) GROUP BY namespace"
-    )
-
-
-def _sweep(cur: Any) -> None:
-    """Content D named that no remaining assertion names any more."""
-    unnamed = " AND ".join(
-        f"NOT EXISTS (SELECT 1 FROM {n} x WHERE x.value_hash = facet_values.hash)"
-        for n in ("dataset_facets", "job_facets", "run_facets", "run_io_facets")
-    )
-    cur.execute(f"DELETE FROM facet_values WHERE {_in_keys('facet_values')} AND {unnamed}")
-    cur.execute(
-        f"DELETE FROM column_lineage WHERE {_in_keys('column_lineage')} AND NOT EXISTS "
-        "(SELECT 1 FROM dataset_facets f WHERE f.value_hash = column_lineage.facet_hash "
-        "AND f.name = 'columnLineage' AND f.deleted = 0)"
-    )
-    cur.execute(
-        f"DELETE FROM schema_fields WHERE {_in_keys('schema_fields')} "
-        f"AND schema_hash NOT IN (SELECT schema_hash FROM {_KEPT_SCHEMAS})"
-    )
+    refresh.refold(store)
 
 
 def _keep_schemas(pipeline: Pipeline) -> None:
     """Of the schemas D named, those a remaining schema assertion still has (the schema hash is
     Spark's digest of the facet's fields, so Spark computes it)."""
-    store: EventStore = pipeline.store
-    values = pipeline.read_table(
-        "SELECT DISTINCT v.hash AS value_hash, v.value AS value FROM facet_values v "
-        "WHERE v.hash IN (SELECT f.value_hash FROM dataset_facets f WHERE f.name = 'schema' "
-        f"AND f.deleted = 0 AND f.seq NOT IN (SELECT seq FROM {sql.DOOMED}))",
-        "value_hash string, value string",
-    )
+    values = pipeline.read_table(refresh.SCHEMA_VALUES_SQL, "value_hash string, value string")
     fields = values.select(F.get_json_object("value", "$.fields").alias("fields")).where(
         F.col("fields").isNotNull()
     )
     hashes = {row[0] for row in fields.select(t.digest(F.col("fields"))).distinct().collect()}
-    with store.transaction() as cur:
-        cur.execute(f"DROP TABLE IF EXISTS {_KEPT_SCHEMAS}")
-        cur.execute(f"CREATE TABLE {_KEPT_SCHEMAS} (schema_hash TEXT)")
-        cur.execute(f"SELECT schema_hash FROM {_key_table('schema_fields')}")
-        wanted = {row[0] for row in cur.fetchall()} & hashes
-        if wanted:
-            cur.executemany(store.sql(f"INSERT INTO {_KEPT_SCHEMAS} VALUES (?)"), [(h,) for h in wanted])
+    refresh.keep_schemas(pipeline.store, hashes)
 
 
 # -- once a day ----------------------------------------------------------------------------------
-def _mark_done(store: EventStore) -> None:
-    with store.transaction() as cur:
-        cur.execute(store.sql("DELETE FROM pipeline_state WHERE name = ?"), ("retention",))
-        cur.execute(
-            store.sql("INSERT INTO pipeline_state VALUES (?, 0, 0, 0, ?)"),
-            ("retention", format_ticks(now_ticks())),
-        )
-
-
-def last_retention(store: EventStore) -> str | None:
-    """When retention last ran on this store (None: never)."""
-    with store.transaction() as cur:
-        cur.execute(store.sql("SELECT updated_at FROM pipeline_state WHERE name = ?"), ("retention",))
-        row = cur.fetchone()
-    return str(row[0]) if row else None
-
-
 def retain_daily(days: float, store: EventStore, pipeline: Callable[[], Pipeline]) -> RetentionReport | None:
     """For the continuous pipeline: apply a limit of `days` when a day has passed since the last
     retention on this store (0 days: never)."""
     if days <= 0:
         return None
-    last = last_retention(store)
+    last = model.last_retention(store)
     if last is not None and last > format_ticks(now_ticks() - _DAY * TICKS_PER_SECOND):
         return None
     report = apply_retention(store, cutoff_for(days), pipeline=pipeline)

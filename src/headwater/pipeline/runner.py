@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
@@ -21,21 +20,11 @@ from headwater.pipeline import driver_graph, graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import KEPT, model_frames
-from headwater.pipeline.locks import pipeline_lock
+from headwater.store import model
 from headwater.store.base import EventStore
+from headwater.store.model import graph_inputs
 
 log = logging.getLogger(__name__)
-# the graph stage's inputs: symlinks (with whether events named the alias), the jobs' current
-# inputs and outputs, parent jobs
-_SYMLINKS_SQL = (
-    "SELECT s.node_id, s.alias_node_id, CASE WHEN d.node_id IS NULL THEN 0 ELSE 1 END AS alias_known "
-    "FROM dataset_symlinks s LEFT JOIN datasets d ON d.node_id = s.alias_node_id"
-)
-_CURRENT_IO_SQL = (
-    "SELECT j.node_id AS job_id, j.current_version AS version_id, v.direction, v.node_id "
-    "FROM jobs j JOIN job_version_io v ON v.version_id = j.current_version"
-)
-_PARENTS_SQL = "SELECT parent_node_id, child_node_id FROM job_parents"
 _EVENTS_PER_PARTITION = 20_000
 POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new events
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
@@ -142,12 +131,6 @@ class Pipeline:
             self._source_registered = True
         return self.spark.read.format("headwater").schema(schema).option("url", self.url)
 
-    def _graph_size(self) -> int:
-        with self.store.transaction() as cur:
-            cur.execute("SELECT COUNT(*) FROM job_version_io")
-            row = cur.fetchone()
-        return int(row[0]) * 4 if row else 0
-
     # -- one batch ------------------------------------------------------------------------------
     def _batch(self, low: int, high: int, result: PassResult) -> None:
         started = time.perf_counter()
@@ -166,13 +149,13 @@ class Pipeline:
         inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
         frames = model_frames(new, run_events, generic=generic, inline=inline)
         tick = time.perf_counter()
-        publish.stage(self.store, self.url, frames.tables, self.shuffle_partitions())
+        publish.stage(self.store, frames.tables, self.shuffle_partitions())
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
         self.progress("staged")
         tick = time.perf_counter()
-        publish.merge_facts(self.store, low, high)
+        model.merge_facts(self.store, low, high)
         merged = time.perf_counter() - tick
         rate = merged / max(1, high - low)
         previous = self._merge_per_event
@@ -223,31 +206,29 @@ class Pipeline:
         inputs has at most `read_here_rows` rows (a pass over a few events then spends
         milliseconds here instead of a Spark job per propagation round); False, having done
         nothing, when one has more."""
-        inputs: list[list[tuple[Any, ...]]] = []
-        with self.store.transaction() as cur:
-            for query in (_SYMLINKS_SQL, _CURRENT_IO_SQL, _PARENTS_SQL):
-                cur.execute(f"{query} LIMIT {self.read_here_rows + 1}")
-                rows = cur.fetchall()
-                if len(rows) > self.read_here_rows:
-                    return False
-                inputs.append([tuple(row) for row in rows])
-        symlinks, current_io, parents = inputs
-        tables = driver_graph.graph_tables(symlinks, current_io, parents)
-        publish.replace_graph_rows(self.store, tables.by_table(), checkpoint)
+        inputs = graph_inputs.small_graph_inputs(self.store, self.read_here_rows)
+        if inputs is None:
+            return False
+        tables = driver_graph.graph_tables(inputs.symlinks, inputs.current_io, inputs.parents)
+        model.replace_graph_rows(self.store, tables.by_table(), checkpoint)
         self.progress("graph edges")
         self.progress("graph")
         return True
 
     def _graph_on_spark(self, checkpoint: int) -> None:
-        size = self._graph_size()
+        size = graph_inputs.graph_size(self.store)
         self._size_shuffles(size)
         symlinks, known = self._table(
-            _SYMLINKS_SQL, "node_id string, alias_node_id string, alias_known int", size
+            graph_inputs.SYMLINKS_SQL, "node_id string, alias_node_id string, alias_known int", size
         )
         current_io = self.read_table(
-            _CURRENT_IO_SQL, "job_id string, version_id string, direction string, node_id string", rows=size
+            graph_inputs.CURRENT_IO_SQL,
+            "job_id string, version_id string, direction string, node_id string",
+            rows=size,
         )
-        parents = self.read_table(_PARENTS_SQL, "parent_node_id string, child_node_id string", rows=size)
+        parents = self.read_table(
+            graph_inputs.PARENTS_SQL, "parent_node_id string, child_node_id string", rows=size
+        )
         if known is not None and not known.num_rows:  # no symlinks: no aliases, and no Spark job to say so
             alias_map = self.spark.createDataFrame([], "node_id string, canonical_id string")
         else:
@@ -258,13 +239,13 @@ class Pipeline:
         # The edges first, in a transaction of their own: lineage queries read only them, and
         # the ends' propagation takes one Spark job per step of the longest path.
         near = {"dataset_aliases": alias_map, "lineage_edges": edges, "condensed_edges": condensed}
-        publish.stage(self.store, self.url, near, self.shuffle_partitions())
-        publish.replace_graph(self.store, tuple(near))
+        publish.stage(self.store, near, self.shuffle_partitions())
+        model.replace_graph(self.store, tuple(near))
         self.progress("graph edges")
         ultimate = graph.ultimate_nodes(condensed).persist(KEPT)
         ends = {"ultimate_nodes": ultimate, "dataset_depth": graph.dataset_depth(ultimate)}
-        publish.stage(self.store, self.url, ends, self.shuffle_partitions())
-        publish.replace_graph(self.store, tuple(ends), checkpoint)
+        publish.stage(self.store, ends, self.shuffle_partitions())
+        model.replace_graph(self.store, tuple(ends), checkpoint)
         self.progress("graph")
         for frame in (ultimate, condensed, edges, alias_map):
             frame.unpersist()
@@ -277,7 +258,7 @@ class Pipeline:
 
     def pending(self) -> tuple[int, int]:
         """(events waiting above the checkpoint, batches they make): what the next pass will do."""
-        checkpoint, _ = publish.read_state(self.store)
+        checkpoint, _ = model.read_state(self.store)
         waiting = max(0, self.store.last_seq() - checkpoint)
         return waiting, -(-waiting // self.batch_events)
 
@@ -287,11 +268,11 @@ class Pipeline:
         `stop` set, no further batch starts (what is published stays consistent)."""
         result = PassResult()
         started = time.perf_counter()
-        with pipeline_lock(self.store):
-            checkpoint, graph_checkpoint = publish.read_state(self.store)
+        with model.pipeline_lock(self.store):
+            checkpoint, graph_checkpoint = model.read_state(self.store)
             high = self.store.last_seq()
             if checkpoint < high or graph_checkpoint < checkpoint:  # else nothing to stage
-                publish.prepare_staging(self.store)
+                model.prepare_staging(self.store)
             own = self.reporter.is_own_range(checkpoint, high) if self.reporter else False
             # live: events were stored after the last pass started (its own report counts, but a
             # pass that only takes a report is one small batch anyway)
@@ -300,7 +281,7 @@ class Pipeline:
                 upper = min(checkpoint + self._batch_size(result, high), high)
                 self._batch(checkpoint, upper, result)
                 checkpoint = upper
-            checkpoint, graph_checkpoint = publish.read_state(self.store)
+            checkpoint, graph_checkpoint = model.read_state(self.store)
             if graph_checkpoint < checkpoint and not (stop and stop.is_set()):
                 self._graph(checkpoint, result)
         result.checkpoint = checkpoint
@@ -322,8 +303,8 @@ class Pipeline:
 
     def rebuild(self) -> PassResult:
         """Recompute the whole model from every event."""
-        with pipeline_lock(self.store):
-            publish.reset_model(self.store)
+        with model.pipeline_lock(self.store):
+            model.reset_model(self.store)
         return self.run_once()
 
     def news(self, checkpoint: int) -> bool:

@@ -6,7 +6,8 @@ Two kinds of reads, each split into partitions that executors read in parallel:
   events, so run-scoped results are recomputed from all of a run's events);
 - `table`: the rows of one `query` over model tables with the given `schema`, for the graph stage.
 
-Rows travel as Arrow record batches. Executors open their own connection from the URL. Events
+Rows travel as Arrow record batches. Executors open their own connection from the URL
+(`headwater.store.model.connections`). Events
 reach Spark compact (`headwater.pipeline.compact`): each payload is the event's core, its facets
 replaced by their hashes, and each distinct facet value the events name follows them once, in a
 row of its own (`facet_hash`, `facet_value`; the event columns NULL).
@@ -14,7 +15,6 @@ row of its own (`facet_hash`, `facet_value`; the event columns NULL).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +25,7 @@ from pyspark.sql.types import StructType
 
 from headwater.events.generic import GENERIC_KIND
 from headwater.pipeline.compact import compactor
+from headwater.store.model.connections import connect, in_subquery, placeholders
 
 EVENT_COLUMNS = (
     "seq",
@@ -71,22 +72,6 @@ def seq_ranges(low: int, high: int, parts: int) -> list[tuple[int, int]]:
     parts = max(1, min(parts, high - low))
     step = -(-(high - low) // parts)
     return [(start, min(start + step, high)) for start in range(low, high, step)]
-
-
-def connect(url: str) -> Any:
-    """A read connection for an executor (SQLite file or PostgreSQL URL)."""
-    if url.startswith("sqlite:"):
-        from headwater.store.sqlite.store import sqlite_path
-
-        conn = sqlite3.connect(f"file:{sqlite_path(url)}?mode=ro", uri=True, timeout=30)
-        return conn
-    import psycopg
-
-    return psycopg.connect(url.replace("postgresql+psycopg:", "postgresql:", 1))
-
-
-def placeholders(url: str, query: str) -> str:
-    return query if url.startswith("sqlite:") else query.replace("?", "%s")
 
 
 def _batches(
@@ -153,11 +138,9 @@ class _EventReader(DataSourceReader):
                 " AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = n.run_id"
                 " AND p.seq > ? AND p.seq <= ?)"
             )
-            # SQLite looks each run up in its run index. PostgreSQL's planner hash-joins `IN
-            # (subquery)` with a scan of every event (58 ms at 100,000 events, growing with the
-            # store); given the runs as one array, it reads their events from the run index (2.5 ms)
-            within = f"IN ({runs})" if self.url.startswith("sqlite:") else f"= ANY(ARRAY({runs}))"
-            query = f"SELECT {cols} FROM events e WHERE e.seq <= ? AND e.run_id {within}"
+            # the runs read from the run index (`in_subquery`)
+            within = in_subquery(self.url, "e.run_id", runs)
+            query = f"SELECT {cols} FROM events e WHERE e.seq <= ? AND {within}"
             params: tuple[int, ...] = (self.low, partition.low, partition.high, self.low, partition.low)
         else:
             query = f"SELECT {cols} FROM events e WHERE e.seq > ? AND e.seq <= ?"

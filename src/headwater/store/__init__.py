@@ -1,4 +1,5 @@
-"""The store: the event store (system of record) and, later, the lineage model, behind one interface.
+"""The store: the event store (system of record) and the lineage model, behind one interface (the
+model's write side, which the pipeline publishes through, is `headwater.store.model`).
 
 `open_store(url)` picks the backend from the URL: SQLite (embedded default) or PostgreSQL.
 """

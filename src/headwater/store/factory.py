@@ -1,4 +1,4 @@
-"""Opening a store from a database URL."""
+"""Opening a store from a database URL, and naming it."""
 
 from __future__ import annotations
 
@@ -24,3 +24,13 @@ def open_store(url: str, *, migrate: bool = True) -> EventStore:
     if migrate:
         store.migrate()
     return store
+
+
+def store_namespace(store: EventStore) -> str:
+    """The OpenLineage namespace of the store's own tables (the pipeline's lineage of itself):
+    `sqlite` for a SQLite file, the URL without password or options for PostgreSQL."""
+    if store.backend == "sqlite":
+        return "sqlite"
+    from headwater.config import redact_url
+
+    return redact_url(store.url).split("?", 1)[0]

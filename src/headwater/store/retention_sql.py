@@ -16,6 +16,7 @@ from typing import Any
 
 from headwater.store.base import EventStore
 from headwater.store.event_facets import core_hashes, load_core, stored_core
+from headwater.store.model.dialect import dialect_of
 
 DOOMED = "retention_doomed"
 _LOST_TAGS = "retention_lost_tags"
@@ -33,8 +34,7 @@ class Doomed:
 
 
 def _scratch(store: EventStore, cur: Any, name: str, columns: str) -> None:
-    unlogged = "UNLOGGED " if store.backend == "postgresql" else ""
-    cur.execute(f"CREATE {unlogged}TABLE IF NOT EXISTS {name} ({columns})")
+    cur.execute(f"CREATE {dialect_of(store).unlogged}TABLE IF NOT EXISTS {name} ({columns})")
     cur.execute(f"DELETE FROM {name}")
 
 

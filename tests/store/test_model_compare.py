@@ -1,12 +1,12 @@
-"""Comparing two stores' models table by table (pipeline/compare.py), on real SQLite stores."""
+"""Comparing two stores' models table by table (store/model/compare.py), on real SQLite stores."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from headwater.pipeline.compare import compare_models, model_rows
 from headwater.store import open_store
 from headwater.store.base import EventStore
+from headwater.store.model.compare import compare_models, model_rows
 
 
 def _namespaces(store: EventStore, *names: str) -> None:

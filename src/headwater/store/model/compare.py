@@ -11,18 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from headwater.pipeline.publish import MODEL_TABLES, TABLES
 from headwater.store.base import EventStore
-
-# job_versions' counts are kept by the merge, outside the staged columns
-JOB_VERSION_COUNTS = "job_versions.counts"
-_COUNTS_SQL = "SELECT version_id, node_id, created_at, updated_at, run_count FROM job_versions"
+from headwater.store.model.tables import MODEL_TABLES, TABLES
 
 
 def _queries() -> Iterator[tuple[str, str]]:
     for name in MODEL_TABLES:
-        yield name, f"SELECT {', '.join(TABLES[name].columns)} FROM {name}"
-    yield JOB_VERSION_COUNTS, _COUNTS_SQL
+        table = TABLES[name]
+        yield name, f"SELECT {', '.join((*table.columns, *table.computed))} FROM {name}"
 
 
 def model_rows(store: EventStore) -> dict[str, list[tuple[Any, ...]]]:

@@ -1,4 +1,5 @@
-"""One pipeline per store: a second `pipeline run` fails at once instead of racing the first."""
+"""One pipeline per store: a second `pipeline run` fails at once instead of racing the first
+(SQLite: a file lock beside the database; PostgreSQL: a session advisory lock)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from contextlib import contextmanager
 
 from headwater.errors import ConfigError
 from headwater.store.base import EventStore
+from headwater.store.model.connections import postgres_url, sqlite_file
+from headwater.store.model.dialect import is_sqlite_url
 
 _PG_LOCK = 0x4844_5049  # "HDPI"
 
@@ -19,10 +22,9 @@ class PipelineBusy(ConfigError):
 
 @contextmanager
 def pipeline_lock(store: EventStore) -> Iterator[None]:
-    if store.backend == "sqlite":
-        from headwater.store.sqlite.store import sqlite_path
-
-        fd = os.open(f"{sqlite_path(store.url)}.pipeline-lock", os.O_RDWR | os.O_CREAT, 0o644)
+    """Held while a pipeline writes the store's model; raises PipelineBusy when another holds it."""
+    if is_sqlite_url(store.url):
+        fd = os.open(f"{sqlite_file(store.url)}.pipeline-lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -34,7 +36,7 @@ def pipeline_lock(store: EventStore) -> Iterator[None]:
         return
     import psycopg
 
-    with psycopg.connect(store.url.replace("postgresql+psycopg:", "postgresql:", 1), autocommit=True) as conn:
+    with psycopg.connect(postgres_url(store.url), autocommit=True) as conn:
         row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_PG_LOCK,)).fetchone()
         if not row or not row[0]:
             raise PipelineBusy("another Headwater pipeline is running on this store")

@@ -1,0 +1,41 @@
+"""The lineage model's write side: everything the pipeline publishes through, so that the pipeline
+hands over rows and never names a backend.
+
+- `tables`: each model table's columns, key and merge rule (the migrations define the schema);
+- `staging`: `prepare_staging`, and the `StagingTarget` executors stage Arrow batches of tagged
+  rows into (PostgreSQL: COPY; SQLite: a file per executor, collected by the driver);
+- `merge`: one transaction merges a batch's staged rows with its checkpoint; the graph tables
+  are replaced whole;
+- `checkpoint`: the pipeline's state (checkpoint, graph checkpoint, last retention);
+- `lock`: one pipeline per store;
+- `connections`: the connections executors open from the store's URL;
+- `refresh`: retention's model refresh; `compare`: two published models, table by table.
+"""
+
+from headwater.store.model.checkpoint import last_retention, mark_retention, read_state, reset_model, waiting
+from headwater.store.model.lock import PipelineBusy, pipeline_lock
+from headwater.store.model.merge import merge_facts, replace_graph, replace_graph_rows
+from headwater.store.model.staging import TAGGED, StagingTarget, prepare_staging, staging_target
+from headwater.store.model.tables import FACT_TABLES, GRAPH_TABLES, MODEL_TABLES, TABLES, Table
+
+__all__ = [
+    "FACT_TABLES",
+    "GRAPH_TABLES",
+    "MODEL_TABLES",
+    "TABLES",
+    "TAGGED",
+    "PipelineBusy",
+    "StagingTarget",
+    "Table",
+    "last_retention",
+    "mark_retention",
+    "merge_facts",
+    "pipeline_lock",
+    "prepare_staging",
+    "read_state",
+    "replace_graph",
+    "replace_graph_rows",
+    "reset_model",
+    "staging_target",
+    "waiting",
+]

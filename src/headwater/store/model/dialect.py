@@ -1,0 +1,55 @@
+"""What the model's SQL says differently on SQLite and PostgreSQL, decided once from the store's
+backend or URL: the rest of the model's SQL is written once for both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from headwater.store.base import EventStore
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The few phrases of the model's SQL that differ between the backends."""
+
+    backend: str
+    least: str  # the two-argument minimum
+    greatest: str
+    unlogged: str  # before TABLE for scratch tables no crash needs back
+    no_rows: str  # after `CREATE TABLE … AS SELECT … FROM t`, to copy the columns without rows
+    marks: str  # the driver's placeholder for `?`
+
+    def sql(self, query: str) -> str:
+        """The query with `?` placeholders turned into the driver's."""
+        return query if self.marks == "?" else query.replace("?", self.marks)
+
+    def json_text(self, column: str, key: str) -> str:
+        """The text of `key` in the JSON object held as text in `column`."""
+        if self.backend == "postgresql":
+            return f"({column}::json ->> '{key}')"
+        return f"json_extract({column}, '$.{key}')"
+
+    def in_subquery(self, column: str, subquery: str) -> str:
+        """`column` is one of the values of `subquery`. SQLite looks each value up in the index
+        of `column`. PostgreSQL's planner hash-joins `IN (subquery)` with a scan of the whole
+        table (58 ms at 100,000 events, growing with the store); given the values as one array,
+        it reads their rows from the index (2.5 ms)."""
+        if self.backend == "postgresql":
+            return f"{column} = ANY(ARRAY({subquery}))"
+        return f"{column} IN ({subquery})"
+
+
+SQLITE = Dialect("sqlite", "MIN", "MAX", "", "WHERE 0", "?")
+POSTGRESQL = Dialect("postgresql", "LEAST", "GREATEST", "UNLOGGED ", "WITH NO DATA", "%s")
+
+
+def is_sqlite_url(url: str) -> bool:
+    return url.startswith("sqlite:")
+
+
+def dialect_of(store: EventStore) -> Dialect:
+    return SQLITE if store.backend == "sqlite" else POSTGRESQL
+
+
+def dialect_of_url(url: str) -> Dialect:
+    return SQLITE if is_sqlite_url(url) else POSTGRESQL

@@ -1,0 +1,179 @@
+"""Publishing staged rows: one transaction merges a batch's staged facts into the model with its
+checkpoint (either all of a batch is in the model with its checkpoint, or none of it is), and the
+graph tables are replaced whole, from staging or from rows computed in the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from headwater.store.base import EventStore
+from headwater.store.deletions_sql import clear_deletions
+from headwater.store.generic_sql import number_model_elements
+from headwater.store.model import checkpoint
+from headwater.store.model.dialect import dialect_of
+from headwater.store.model.lock import PipelineBusy
+from headwater.store.model.tables import FACT_TABLES, GRAPH_INPUTS, GRAPH_TABLES, RUN_SCOPED, TABLES, Table
+
+_GRAPH_NAMES = frozenset(t.name for t in GRAPH_TABLES)
+
+
+def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> bool:
+    """One transaction: staged facts → model, job versions recounted, checkpoint advanced.
+
+    Returns whether the graph's inputs changed (a job's current version, a new job version's
+    inputs or outputs, a parent job, a symlink). When they did not and the graph was current, the
+    graph checkpoint advances with the checkpoint and the graph stage can be skipped."""
+    with store.transaction() as cur:
+        state = checkpoint.state_in(store, cur)
+        if state[0] != checkpoint_from:
+            raise PipelineBusy(
+                f"the checkpoint moved from {checkpoint_from} to {state[0]} while this batch ran: "
+                "another pipeline is writing this store's model"
+            )
+        graph_changed = merge_staged(store, cur)
+        # an operator's deletions end where an event stored after them names the node again
+        clear_deletions(cur, store.sql, checkpoint_from, checkpoint_to)
+        graph_checkpoint = state[1]
+        if not graph_changed and graph_checkpoint == checkpoint_from:
+            graph_checkpoint = checkpoint_to
+        checkpoint.advance(store, cur, checkpoint_to, graph_checkpoint)
+        clear_staged(cur)
+    return graph_changed
+
+
+def _merge_table(store: EventStore, cur: Any, table: Table) -> None:
+    dialect = dialect_of(store)
+    cols = ", ".join(table.columns)
+    rule = table.on_conflict.replace("{least}", dialect.least).replace("{greatest}", dialect.greatest)
+    action = f"DO UPDATE SET {rule}" if rule else "DO NOTHING"
+    cur.execute(
+        f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage} WHERE true "
+        f"ON CONFLICT ({', '.join(table.key)}) {action}"
+    )
+
+
+def merge_staged(store: EventStore, cur: Any) -> bool:
+    """Inside the caller's transaction: the staged facts merged into the model by each table's
+    rule, job and dataset versions recounted, browse ids for new datasets and jobs. Returns
+    whether the graph's inputs changed."""
+    # job versions the touched runs used before, to recount after the runs change
+    cur.execute(
+        "INSERT INTO stage_touched_versions SELECT r.job_version FROM runs r "
+        "WHERE r.job_version IS NOT NULL AND r.run_id IN (SELECT run_id FROM stage_runs)"
+    )
+    cur.execute(
+        "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs WHERE job_version IS NOT NULL"
+    )
+    cur.execute(
+        "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
+        "WHERE run_id IN (SELECT run_id FROM stage_runs)"
+    )
+    cur.execute(
+        "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs"
+    )
+    for name in RUN_SCOPED:
+        cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
+    cur.execute(
+        "SELECT COUNT(*) FROM stage_jobs s LEFT JOIN jobs j ON j.node_id = s.node_id "
+        "WHERE s.current_version IS NOT NULL "
+        "AND (j.current_version IS NULL OR j.current_version <> s.current_version)"
+    )
+    row = cur.fetchone()
+    graph_changed = bool(row and row[0])
+    for table in FACT_TABLES:
+        if table.name == "job_versions":
+            cols = ", ".join(table.columns)
+            cur.execute(
+                f"INSERT INTO job_versions ({cols}, run_count) SELECT {cols}, 0 FROM stage_job_versions "
+                "WHERE true ON CONFLICT (version_id) DO NOTHING"
+            )
+            continue
+        _merge_table(store, cur, table)
+        if table.name in GRAPH_INPUTS and cur.rowcount:
+            graph_changed = True
+    _recount_job_versions(cur)
+    _recount_dataset_versions(cur)
+    number_model_elements(cur, "stage_datasets", "stage_jobs")  # browse ids on first sight
+    return graph_changed
+
+
+def clear_staged(cur: Any) -> None:
+    """Empty the fact tables' staging and the recount scratch tables."""
+    for table in FACT_TABLES:
+        cur.execute(f"DELETE FROM {table.stage}")
+    cur.execute("DELETE FROM stage_touched_versions")
+    cur.execute("DELETE FROM stage_touched_dataset_versions")
+
+
+def _recount_job_versions(cur: Any) -> None:
+    touched = "SELECT version_id FROM stage_touched_versions"
+    started = "COALESCE(r.started_at, r.first_event_time)"
+    cur.execute(
+        "UPDATE job_versions SET "
+        f"created_at = (SELECT MIN({started}) FROM runs r WHERE r.job_version = job_versions.version_id), "
+        f"updated_at = (SELECT MAX({started}) FROM runs r WHERE r.job_version = job_versions.version_id), "
+        "run_count = (SELECT COUNT(*) FROM runs r WHERE r.job_version = job_versions.version_id) "
+        f"WHERE version_id IN ({touched})"
+    )
+    cur.execute(
+        "DELETE FROM job_version_io WHERE version_id IN "
+        f"(SELECT v.version_id FROM job_versions v WHERE v.run_count = 0 AND v.version_id IN ({touched}))"
+    )
+    cur.execute(f"DELETE FROM job_versions WHERE run_count = 0 AND version_id IN ({touched})")
+
+
+def _recount_dataset_versions(cur: Any) -> None:
+    """A dataset version's creation is its earliest write; a version no run wrote any more (a
+    run's early events named content its later events replaced) is removed."""
+    touched = "SELECT version_id FROM stage_touched_dataset_versions"
+    first = (
+        "(SELECT {col} FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id "
+        "ORDER BY l.event_time, l.event_seq LIMIT 1)"
+    )
+    cur.execute(
+        f"DELETE FROM dataset_versions WHERE version_id IN ({touched}) AND NOT EXISTS "
+        "(SELECT 1 FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id)"
+    )
+    cur.execute(
+        f"UPDATE dataset_versions SET created_at = {first.format(col='l.event_time')}, "
+        f"created_seq = {first.format(col='l.event_seq')}, created_by_run = {first.format(col='l.run_id')} "
+        f"WHERE version_id IN ({touched})"
+    )
+
+
+def replace_graph(store: EventStore, names: Sequence[str], graph_checkpoint: int | None = None) -> None:
+    """One transaction: the staged graph tables `names` replace the published ones; with
+    `graph_checkpoint`, the graph is then current up to it (the graph stage publishes its edges,
+    then its ends: a crash in between leaves the checkpoint behind, and the next pass redoes it)."""
+    with store.transaction() as cur:
+        for name in names:
+            table = _graph_table(name)
+            cur.execute(f"DELETE FROM {table.name}")
+            cols = ", ".join(table.columns)
+            cur.execute(f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage}")
+            cur.execute(f"DELETE FROM {table.stage}")
+        if graph_checkpoint is not None:
+            checkpoint.advance_graph(store, cur, graph_checkpoint)
+
+
+def replace_graph_rows(
+    store: EventStore, tables: Mapping[str, Sequence[tuple[Any, ...]]], graph_checkpoint: int
+) -> None:
+    """One transaction: the graph tables' rows computed in the driver (each row in its table's
+    column order, `GRAPH_TABLES`) replace the published ones, and the graph is then current up
+    to `graph_checkpoint`."""
+    with store.transaction() as cur:
+        for name, rows in tables.items():
+            table = _graph_table(name)
+            cur.execute(f"DELETE FROM {table.name}")
+            if rows:
+                cols, marks = ", ".join(table.columns), ", ".join("?" * len(table.columns))
+                cur.executemany(store.sql(f"INSERT INTO {table.name} ({cols}) VALUES ({marks})"), rows)
+        checkpoint.advance_graph(store, cur, graph_checkpoint)
+
+
+def _graph_table(name: str) -> Table:
+    if name not in _GRAPH_NAMES:
+        raise ValueError(f"{name!r} is not a graph table: only those are replaced whole")
+    return TABLES[name]

@@ -1,0 +1,162 @@
+"""Staging: the model rows of a batch, written by the pipeline's executors in parallel into
+`stage_<table>` before one transaction merges them (`merge`). Staged rows are not part of the
+model; a crash while staging leaves only staging rows, emptied by the next `prepare_staging`.
+
+The pipeline hands each executor's share over as Arrow batches of tagged rows (`TAGGED`): the
+table's name, and a JSON array of the row's values in the table's column order, as text. On
+PostgreSQL each executor COPYs its rows into the staging tables; on SQLite each writes a scratch
+SQLite file of its own, which the driver (SQLite's single writer) then copies in, in bounded
+chunks (`StagingTarget.collect`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from headwater.store.base import EventStore
+from headwater.store.model.connections import connect, sqlite_file
+from headwater.store.model.dialect import dialect_of, is_sqlite_url
+from headwater.store.model.tables import TABLES
+
+# the Arrow schema of tagged rows: a model table's name, its row's values as a JSON array (text)
+TAGGED = pa.schema([("table", pa.string()), ("values", pa.string())])
+TaggedRow = tuple[str, str]
+_CHUNK = 5_000  # rows an executor writes at a time
+_SCRATCH = ("stage_touched_versions", "stage_touched_dataset_versions")
+
+
+def staging_folder(store: EventStore) -> Path:
+    """SQLite: where executors write their staged rows, one small SQLite file per partition."""
+    return Path(f"{sqlite_file(store.url)}.staging")
+
+
+def prepare_staging(store: EventStore) -> None:
+    """Create the staging tables when missing and empty them (a crashed run's leftovers)."""
+    dialect = dialect_of(store)
+    if is_sqlite_url(store.url):
+        folder = staging_folder(store)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    with store.transaction() as cur:
+        for table in TABLES.values():
+            cur.execute(
+                f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {table.stage} AS "
+                f"SELECT {', '.join(table.columns)} FROM {table.name} {dialect.no_rows}"
+            )
+            cur.execute(f"DELETE FROM {table.stage}")
+        for scratch in _SCRATCH:
+            cur.execute(f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
+            cur.execute(f"DELETE FROM {scratch}")
+
+
+@dataclass(frozen=True)
+class StagingTarget:
+    """Where a store's staged rows go: made in the driver (`staging_target`), pickled to the
+    executors, whose `write` stages their share; then the driver calls `collect` once."""
+
+    url: str
+    folder: str | None  # SQLite: the folder of the executors' files; PostgreSQL: None (COPY)
+
+    def write(self, batches: Iterable[pa.RecordBatch]) -> None:
+        """On an executor: stage one partition's tagged rows (batches shaped like TAGGED)."""
+        rows = tagged_rows(batches)
+        if self.folder is None:
+            _copy_partition(self.url, rows)
+        else:
+            _sqlite_partition(self.folder, rows)
+
+    def collect(self, store: EventStore) -> None:
+        """In the driver, once every executor has written: SQLite copies the executors' files
+        into the staging tables (PostgreSQL's executors wrote there already)."""
+        if self.folder is not None:
+            _collect_sqlite_parts(store, Path(self.folder))
+
+
+def staging_target(store: EventStore) -> StagingTarget:
+    """The target executors stage `store`'s rows into (`prepare_staging` made it ready)."""
+    return StagingTarget(store.url, str(staging_folder(store)) if is_sqlite_url(store.url) else None)
+
+
+def tagged_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[TaggedRow]:
+    """The (table, values) rows of Arrow batches shaped like TAGGED."""
+    for batch in batches:
+        yield from zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+
+
+def _grouped(rows: Iterable[TaggedRow]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """(table, bounded chunk of its rows) from the tagged rows, in order."""
+    current, chunk = "", list[tuple[Any, ...]]()
+    for table, values in rows:
+        if (table != current or len(chunk) >= _CHUNK) and chunk:
+            yield current, chunk
+            chunk = []
+        current = table
+        chunk.append(tuple(orjson.loads(values)))
+    if chunk:
+        yield current, chunk
+
+
+def _copy_partition(url: str, rows: Iterable[TaggedRow]) -> None:
+    """An executor's share of a PostgreSQL stage: COPY its rows, table by table, then commit."""
+    conn = connect(url)
+    try:
+        with conn.cursor() as cur:
+            for table, chunk in _grouped(rows):
+                spec = TABLES[table]
+                with cur.copy(f"COPY {spec.stage} ({', '.join(spec.columns)}) FROM STDIN") as copy:
+                    for values in chunk:
+                        copy.write_row(values)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _sqlite_partition(folder: str, rows: Iterable[TaggedRow]) -> None:
+    """An executor's share of a SQLite stage: its rows into a SQLite file of its own, renamed
+    into place once complete (a failed task leaves only a `.tmp` file, which is ignored)."""
+    final = Path(folder) / f"part-{uuid.uuid4().hex}.db"
+    temporary = final.with_suffix(".tmp")
+    conn = sqlite3.connect(temporary)
+    created: set[str] = set()
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+        for table, chunk in _grouped(rows):
+            spec = TABLES[table]
+            if table not in created:
+                conn.execute(f"CREATE TABLE {spec.stage} ({', '.join(spec.columns)})")
+                created.add(table)
+            conn.executemany(f"INSERT INTO {spec.stage} VALUES ({', '.join('?' * len(spec.columns))})", chunk)
+        conn.commit()
+    finally:
+        conn.close()
+    if created:
+        temporary.rename(final)
+    else:
+        temporary.unlink()
+
+
+def _collect_sqlite_parts(store: EventStore, folder: Path) -> None:
+    """The driver, SQLite's single writer, copies every executor's file into the staging tables:
+    each file attached to the store, its tables copied inside SQLite, one transaction a file. (A
+    copy through Python, 50,000 rows at a time, took 6 s of a 200,000-event batch's 85.)"""
+    from headwater.store.sqlite.store import SqliteEventStore
+
+    assert isinstance(store, SqliteEventStore)
+    for part in sorted(folder.glob("part-*.db")):
+        with store.attached_transaction({"part": part}) as cur:
+            cur.execute("SELECT name FROM part.sqlite_master WHERE type = 'table'")
+            for (name,) in cur.fetchall():
+                spec = TABLES[name.removeprefix("stage_")]
+                cols = ", ".join(spec.columns)
+                cur.execute(f"INSERT INTO main.{spec.stage} ({cols}) SELECT {cols} FROM part.{name}")
+        part.unlink()

@@ -1,0 +1,137 @@
+"""The model's write interface (store/model) without Spark, on both backends: rows staged as
+executors stage them (Arrow batches of tagged rows, several writers), merged with the checkpoint
+in one transaction by each table's rule; leftovers of a crash never reach the model; the graph
+replaced whole; one pipeline per store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pytest
+
+from headwater.store.base import EventStore
+from headwater.store.model import (
+    TAGGED,
+    PipelineBusy,
+    merge_facts,
+    pipeline_lock,
+    prepare_staging,
+    read_state,
+    replace_graph_rows,
+    reset_model,
+    staging_target,
+    waiting,
+)
+
+DAY = "2026-01-0{}T00:00:00.0000000Z"
+
+
+def _batch(*rows: tuple[str, tuple[Any, ...]]) -> pa.RecordBatch:
+    """Tagged rows as `pipeline.publish` hands them over: values as Spark casts them, text or null."""
+    tables = [table for table, _ in rows]
+    values = [orjson.dumps([None if v is None else str(v) for v in row]).decode() for _, row in rows]
+    return pa.RecordBatch.from_arrays([pa.array(tables), pa.array(values)], schema=TAGGED)
+
+
+def _stage(store: EventStore, *partitions: list[tuple[str, tuple[Any, ...]]]) -> None:
+    target = staging_target(store)
+    for rows in partitions:  # each as one executor's task would
+        target.write([_batch(*rows)])
+    target.collect(store)
+
+
+def _rows(store: EventStore, sql: str) -> list[tuple[Any, ...]]:
+    with store.transaction() as cur:
+        cur.execute(sql)
+        return sorted(tuple(row) for row in cur.fetchall())
+
+
+def test_staged_rows_merge_by_their_rules_with_the_checkpoint(store: EventStore) -> None:
+    prepare_staging(store)
+    _stage(
+        store,
+        [("namespaces", ("etl", DAY.format(2), DAY.format(3)))],
+        [
+            ("namespaces", ("dbt", DAY.format(1), DAY.format(1))),
+            ("sources", ("pg", "postgres://a", DAY.format(1), DAY.format(1), DAY.format(1), 1)),
+        ],
+    )
+    assert _rows(store, "SELECT name FROM namespaces") == []  # staged is not published
+    assert merge_facts(store, 0, 10) is False
+    assert read_state(store) == (10, 10)  # the graph had nothing to change: current with the model
+
+    # a later batch: spans widen (least / greatest), the later (time, seq) value wins
+    _stage(
+        store,
+        [
+            ("namespaces", ("etl", DAY.format(1), DAY.format(2))),
+            ("sources", ("pg", "postgres://b", DAY.format(2), DAY.format(2), DAY.format(2), 5)),
+        ],
+    )
+    merge_facts(store, 10, 20)
+    assert _rows(store, "SELECT name, created_at, updated_at FROM namespaces") == [
+        ("dbt", DAY.format(1), DAY.format(1)),
+        ("etl", DAY.format(1), DAY.format(3)),
+    ]
+    assert _rows(store, "SELECT name, uri, set_seq FROM sources") == [("pg", "postgres://b", 5)]
+    assert read_state(store) == (20, 20)
+    with store.transaction() as cur:  # the merge emptied staging
+        cur.execute("SELECT COUNT(*) FROM stage_namespaces")
+        assert cur.fetchone()[0] == 0
+
+
+def test_a_merge_changing_the_graphs_inputs_leaves_the_graph_behind(store: EventStore) -> None:
+    prepare_staging(store)
+    _stage(store, [("job_parents", ("job:ns:parent", "job:ns:child"))])
+    assert merge_facts(store, 0, 7) is True
+    assert read_state(store) == (7, 0)
+    assert waiting(store) == 0  # no event above the checkpoint, but the graph is behind
+
+    replace_graph_rows(store, {"dataset_depth": [("dataset:ns:a", 0), ("dataset:ns:b", 1)]}, 7)
+    assert _rows(store, "SELECT node_id, depth FROM dataset_depth") == [
+        ("dataset:ns:a", 0),
+        ("dataset:ns:b", 1),
+    ]
+    assert read_state(store) == (7, 7)
+    replace_graph_rows(store, {"dataset_depth": [("dataset:ns:c", 2)]}, 7)  # replaced whole
+    assert _rows(store, "SELECT node_id, depth FROM dataset_depth") == [("dataset:ns:c", 2)]
+    with pytest.raises(ValueError, match="not a graph table"):
+        replace_graph_rows(store, {"runs": []}, 7)
+    assert waiting(store) is None
+
+
+def test_rows_staged_before_a_crash_never_reach_the_model(store: EventStore) -> None:
+    prepare_staging(store)
+    _stage(store, [("namespaces", ("lost", DAY.format(1), DAY.format(1)))])
+    prepare_staging(store)  # the next run starts over
+    _stage(store, [("namespaces", ("kept", DAY.format(1), DAY.format(1)))])
+    merge_facts(store, 0, 3)
+    assert _rows(store, "SELECT name FROM namespaces") == [("kept",)]
+
+
+def test_a_merge_from_a_moved_checkpoint_is_refused_and_changes_nothing(store: EventStore) -> None:
+    prepare_staging(store)
+    _stage(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
+    merge_facts(store, 0, 5)
+    _stage(store, [("namespaces", ("late", DAY.format(1), DAY.format(1)))])
+    with pytest.raises(PipelineBusy, match="checkpoint moved from 3 to 5"):
+        merge_facts(store, 3, 9)
+    assert _rows(store, "SELECT name FROM namespaces") == [("etl",)]
+    assert read_state(store) == (5, 5)
+
+    reset_model(store)
+    assert _rows(store, "SELECT name FROM namespaces") == []
+    assert read_state(store) == (0, 0)
+
+
+def test_one_pipeline_per_store(store: EventStore) -> None:
+    with (
+        pipeline_lock(store),
+        pytest.raises(PipelineBusy, match="another Headwater pipeline"),
+        pipeline_lock(store),
+    ):
+        pass
+    with pipeline_lock(store):  # released
+        pass
