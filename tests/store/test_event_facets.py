@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from headwater.cli import main
 from headwater.events.facet_refs import facet_hash
+from headwater.events.model import Event
 from headwater.events.validate import validate_event
 from headwater.store import EventStore
 from headwater.store.event_facets import RecentHashes, stored_core
@@ -276,6 +277,14 @@ def _assert_whole(store: EventStore, ids: list[str], docs: list[dict[str, Any]])
         assert stored is not None and orjson.loads(stored.payload) == doc
 
 
+def _stored_runs(store: EventStore) -> tuple[list[dict[str, Any]], list[Event], list[str]]:
+    """12 events of 4 runs, stored: the documents, the validated events and their ids."""
+    docs = _events(runs=4)
+    validated = [validate_event(doc) for doc in docs]
+    store.append(validated, RECEIVED)
+    return docs, validated, [event.event_id for event in validated]
+
+
 def _unpack_all(store: EventStore) -> None:
     """The store as migration 0015 found it: facet values and cores kept as text."""
     with store.transaction() as cur:
@@ -290,10 +299,7 @@ def _unpack_all(store: EventStore) -> None:
 def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_an_interruption(
     store: EventStore,
 ) -> None:
-    docs = _events(runs=4)  # 12 events
-    validated = [validate_event(doc) for doc in docs]
-    ids = [event.event_id for event in validated]
-    store.append(validated, RECEIVED)
+    docs, validated, ids = _stored_runs(store)  # 12 events
     _unpack_all(store)
     values = len(_distinct_facets(docs))
     cores = 12
@@ -323,10 +329,7 @@ def test_values_and_cores_stored_as_text_are_packed_in_batches_and_resume_after_
 def test_cores_kept_in_payload_read_back_whole_and_postgresql_moves_them_to_bytes(
     store: EventStore,
 ) -> None:
-    docs = _events(runs=4)  # 12 events
-    validated = [validate_event(doc) for doc in docs]
-    ids = [event.event_id for event in validated]
-    store.append(validated, RECEIVED)
+    docs, validated, ids = _stored_runs(store)  # 12 events
     cores_in_payload(store)
     store.append([validate_event(run_event(event_type="OTHER"))], RECEIVED)  # its core in `core`
     _assert_whole(store, ids, docs)
