@@ -18,8 +18,10 @@ def sqlite_file(url: str) -> Path:
 
 
 def postgres_url(url: str) -> str:
-    """A PostgreSQL URL as psycopg takes it."""
-    return url.replace("postgresql+psycopg:", "postgresql:", 1)
+    """A PostgreSQL URL as psycopg takes it (the PostgreSQL store's rule)."""
+    from headwater.store.postgres.store import libpq_url
+
+    return libpq_url(url)
 
 
 def connect(url: str) -> Any:

@@ -30,7 +30,9 @@ def _prefer_lz4(conn: psycopg.Connection[Any]) -> None:
         conn.rollback()
 
 
-def _libpq_url(url: str) -> str:
+def libpq_url(url: str) -> str:
+    """A PostgreSQL URL as libpq (psycopg) takes it: SQLAlchemy's `postgresql+psycopg:` scheme
+    becomes `postgresql:`."""
     return url.replace("postgresql+psycopg:", "postgresql:", 1)
 
 
@@ -51,7 +53,7 @@ class PostgresEventStore(GenericSql, SqlEventStore):
 
     def __init__(self, url: str, *, pool_size: int = 8) -> None:
         self.url = url
-        self._conninfo = _libpq_url(url)
+        self._conninfo = libpq_url(url)
         self._write_lock = threading.Lock()
         self._writer: psycopg.Connection[Any] | None = None
         self._pool = ConnectionPool(
