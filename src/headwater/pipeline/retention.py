@@ -36,11 +36,12 @@ from headwater.pipeline import publish
 from headwater.pipeline import transforms as t
 from headwater.pipeline.frames import model_frames
 from headwater.pipeline.runner import Pipeline
-from headwater.pipeline.source import EVENT_COLUMNS, EVENT_SCHEMA
+from headwater.pipeline.source import EVENT_SCHEMA
 from headwater.store import model
 from headwater.store import retention_sql as sql
 from headwater.store.base import EventStore
 from headwater.store.model import refresh
+from headwater.store.model.event_reads import events_where
 
 log = logging.getLogger(__name__)
 _DAY = 24 * 3600
@@ -121,10 +122,9 @@ def apply_retention(
 
 
 # -- the model refresh ---------------------------------------------------------------------------
-def _events(pipeline: Pipeline, where: str) -> DataFrame:
-    cols = ", ".join(f"e.{c}" for c in EVENT_COLUMNS)
-    raw = pipeline.read_table(f"SELECT {cols} FROM events e WHERE {where}", EVENT_SCHEMA)
-    return t.parse_events(raw)
+def _events(pipeline: Pipeline, condition: str) -> DataFrame:
+    """The parsed compact rows of the events `condition` (SQL over `events e`) picks."""
+    return t.parse_events(pipeline.read_table(events_where(condition), EVENT_SCHEMA))
 
 
 def _stage(pipeline: Pipeline, events: DataFrame) -> None:

@@ -25,25 +25,9 @@ from pyspark.sql.types import StructType
 
 from headwater.events.generic import GENERIC_KIND
 from headwater.pipeline.compact import compactor
-from headwater.store.model.connections import connect, in_subquery, placeholders
+from headwater.store.model.connections import connect, placeholders
+from headwater.store.model.event_reads import read_earlier, read_range
 
-EVENT_COLUMNS = (
-    "seq",
-    "kind",
-    "run_id",
-    "parent_run_id",
-    "root_run_id",
-    "event_type",
-    "event_time",
-    "job_namespace",
-    "job_name",
-    "dataset_namespace",
-    "dataset_name",
-    "untrusted_facets",
-    "payload",
-    "core",  # the packed core since migration 0018 (then payload is empty); not in EVENT_SCHEMA
-    "facet_count",  # read with the payload to find its facets; not a column of EVENT_SCHEMA
-)
 EVENT_SCHEMA = (
     "seq long, kind string, run_id string, parent_run_id string, root_run_id string, "
     "event_type string, event_time string, job_namespace string, job_name string, "
@@ -107,7 +91,7 @@ def _split_schema(schema: str) -> tuple[list[str], list[str]]:
 
 
 def _compact_events(conn: Any, url: str) -> Callable[[list[Any]], list[Any]]:
-    """Rows of EVENT_COLUMNS → rows of EVENT_SCHEMA: the events' cores, then the facet values
+    """Rows of `event_reads.EVENT_COLUMNS` → rows of EVENT_SCHEMA: the events' cores, then the facet values
     they name that this read has not given yet, read on another cursor of `conn`."""
     return compactor(conn, lambda query: placeholders(url, query)).rows
 
@@ -128,29 +112,15 @@ class _EventReader(DataSourceReader):
         assert isinstance(partition, SeqRange)
         if partition.high <= partition.low:
             return
-        cols = ", ".join(f"e.{c}" for c in EVENT_COLUMNS)
-        if self.readback:
-            # Earlier events of the runs this partition's new events touch. Several partitions
-            # may name the same run: each returns that run's old events only from the partition
-            # holding the run's first new event, so no event is read twice.
-            runs = (
-                "SELECT n.run_id FROM events n WHERE n.seq > ? AND n.seq <= ? AND n.run_id IS NOT NULL"
-                " AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = n.run_id"
-                " AND p.seq > ? AND p.seq <= ?)"
-            )
-            # the runs read from the run index (`in_subquery`)
-            within = in_subquery(self.url, "e.run_id", runs)
-            query = f"SELECT {cols} FROM events e WHERE e.seq <= ? AND {within}"
-            params: tuple[int, ...] = (self.low, partition.low, partition.high, self.low, partition.low)
-        else:
-            query = f"SELECT {cols} FROM events e WHERE e.seq > ? AND e.seq <= ?"
-            params = (partition.low, partition.high)
         names, types = _split_schema(EVENT_SCHEMA)
         schema = _arrow_schema(names, types)
         conn = connect(self.url)
         try:
             cur = conn.cursor()
-            cur.execute(placeholders(self.url, query), params)
+            if self.readback:
+                read_earlier(cur, self.url, self.low, partition.low, partition.high)
+            else:
+                read_range(cur, self.url, partition.low, partition.high)
             yield from _batches(cur, names, schema, _compact_events(conn, self.url))
         finally:
             conn.close()
@@ -158,7 +128,7 @@ class _EventReader(DataSourceReader):
 
 class _QueryReader(DataSourceReader):
     """One query's rows (a model table, or a join of a few), in one partition; with EVENT_SCHEMA,
-    events (the query selects EVENT_COLUMNS), made compact."""
+    events (the query selects `event_reads.EVENT_COLUMNS`), made compact."""
 
     def __init__(self, options: dict[str, str], schema: str) -> None:
         self.url = options["url"]

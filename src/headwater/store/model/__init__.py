@@ -9,6 +9,8 @@ hands over rows and never names a backend.
 - `checkpoint`: the pipeline's state (checkpoint, graph checkpoint, last retention);
 - `lock`: one pipeline per store;
 - `connections`: the connections executors open from the store's URL;
+- `event_reads`: the SQL that reads events for the pipeline (a seq range, a range's runs'
+  earlier events, the events a condition picks);
 - `refresh`: retention's model refresh; `compare`: two published models, table by table.
 """
 
