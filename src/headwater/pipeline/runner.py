@@ -95,7 +95,7 @@ class Pipeline:
         if high - low <= self.read_here_rows:
             table = source.events_here(self.url, low, high, readback=readback, limit=self.read_here_rows)
             if table is not None:
-                return self.spark.createDataFrame(table), table
+                return self._frame_of(table), table
         # a small batch is read in fewer partitions: each one costs a task and a connection
         parts = max(1, min(self.partitions, (high - low) // _EVENTS_PER_PARTITION + 1))
         reader = (
@@ -118,9 +118,16 @@ class Pipeline:
         if rows is not None and rows <= self.read_here_rows:
             table = source.table_here(self.url, query, schema, self.read_here_rows)
             if table is not None:
-                return self.spark.createDataFrame(table), table
+                return self._frame_of(table), table
         reader = self._source(schema).option("kind", "table").option("query", query).option("schema", schema)
         return reader.load(), None
+
+    def _frame_of(self, table: pa.Table) -> DataFrame:
+        """A DataFrame of rows the driver read, in one partition. Spark ships such rows inside
+        its tasks (about 2 MB for 1,000 events and their facet values), and a small batch's
+        plan scans them in many stages: with one partition, each stage has one such task instead
+        of one per core."""
+        return self.spark.createDataFrame(table).coalesce(1)
 
     def _source(self, schema: str) -> DataFrameReader:
         """A reader of the `headwater` data source with its schema given (Spark then asks no
