@@ -16,8 +16,10 @@ Merge rules that make the model independent of arrival order and of batch bounda
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
 
 import orjson
 from pyspark.sql import Column, DataFrame
@@ -244,7 +246,10 @@ def lookup(rows: DataFrame, ref: Column, values: FacetValues, **fields: Field) -
     known = values.frame.select(
         F.col("hash").alias("_found"), *[field(parsed).alias(name) for name, field in fields.items()]
     )
-    return rows.join(F.broadcast(known), ref == F.col("_found"), "left").drop("_found")
+    # a value whose fields are all NULL gives what no value gives: only the others are broadcast
+    # (most of a batch's values are not the facet a lookup reads)
+    some = reduce(operator.or_, [F.col(name).isNotNull() for name in fields])
+    return rows.join(F.broadcast(known.where(some)), ref == F.col("_found"), "left").drop("_found")
 
 
 def _values_named(hashes: DataFrame, values: FacetValues) -> DataFrame:
@@ -436,8 +441,8 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
         F.max("value_hash").alias("value_hash")
     )
 
-    def ends(at: Key) -> Column:
-        return F.when(at("_deleted") == "true", 1).otherwise(0)
+    def ends(at: Key) -> Column:  # NULL, not 0, for any other value: a lookup then skips it
+        return F.when(at("_deleted") == "true", 1)
 
     found = lookup(asserted, F.col("value_hash"), values, _deleted=ends)
     return found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
