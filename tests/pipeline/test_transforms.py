@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from headwater.pipeline import transforms as tr
 from tests.pipeline.rows import PRODUCER, dataset, dataset_event, facet, run_event, stored, t
@@ -323,3 +325,62 @@ def test_facet_lookups_agree_in_a_literal_map_and_by_join(spark: SparkSession) -
     assert any(row[-1] == 1 for row in joined["history"]), "the _deleted assertion"
     (bare,) = [row for row in joined["code"] if row[0] == "bare"]
     assert bare[2:4] == (None, None), "no source code location and no SQL"
+
+
+def _canonical(value: Any) -> str:
+    """A facet value's text as the store keeps it (sorted keys, compact; the standard library's
+    where orjson cannot write it: integers beyond 64 bits, lone surrogates)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def test_values_are_parsed_once_as_get_json_object_reads_them(spark: SparkSession) -> None:
+    """The texts `values_of` parses at each key (one json_tuple a value) are get_json_object's at
+    "$.key", whatever the key holds: strings unquoted, numbers, objects, arrays, escapes."""
+    parent = {"job": {"namespace": "n", "name": "j"}, "run": {"runId": "p"}}
+    look_alike = {"job": '{"namespace":"n","name":"j"}'}
+    tricky: list[Any] = [
+        {"name": "warehouse", "uri": "postgres://w"},
+        {"name": 1, "uri": 1.5, "fields": 1e20, "datasetVersion": -0.0, "type": 12345678901234567890},
+        {"url": True, "path": None, "tag": False, "version": 0.1, "branch": 1e-7, "repoUrl": 5e-324},
+        {"query": 2**70, "name": "\ud800 lone", "uri": 'é " \\ \n \u0001 ☃ 😀 \u2028'},
+        {"fields": [{"name": "a", "type": "int", "fields": [{"name": "b", "description": "é\n"}]}]},
+        {"fields": [{"name": "\udfff"}], "uri": "한 😀", "job": {"name": "\ud800", "namespace": "n"}},
+        {"uri": "한 😀", "job": {"name": "j", "namespace": "\ud800"}},
+        {"identifiers": "\\ud800 is not a surrogate", "tag": "\\"},
+        {"fields": {"x": {"y": [1, 2.5, "s", None, True]}}, "identifiers": [], "Name": "case"},
+        {"_deleted": True},
+        {"_deleted": "true", "lifecycleStateChange": {"a": [1.0, 100.0, 1.5e300]}},
+        {"_deleted": 1, "nominalStartTime": "2026-01-01T00:00:00Z", "nominalEndTime": ""},
+        parent,
+        look_alike,
+        {"job": ["x", {"namespace": "n"}]},
+        {"job": {"name": {"a": 1}, "namespace": 7}},
+        {"job": None},
+        {"job": {}},
+        {},
+        "a string",
+        '{"name":"a string"}',
+        [1, 2],
+        [{"name": "in an array"}],
+        3,
+        None,
+        True,
+    ]
+    texts = [_canonical(value) for value in tricky]
+    frame = spark.createDataFrame(
+        [(f"h{i}", text) for i, text in enumerate(texts)], "facet_hash string, facet_value string"
+    )
+    paths = [*tr.KEYS, *tr.NESTED]
+    got = tr.values_of(frame).frame.select("hash", *[tr.key_column(p) for p in paths])
+    want = frame.select(
+        F.col("facet_hash").alias("hash"),
+        *[F.get_json_object("facet_value", f"$.{p}").alias(tr.key_column(p)) for p in paths],
+    )
+    assert sorted(got.collect()) == sorted(want.collect())
+    found = {r["hash"]: r for r in got.collect()}
+    assert found[f"h{tricky.index(parent)}"][tr.key_column("job.namespace")] == "n"
+    (string,) = [r for r in found.values() if r[tr.key_column("job")] == look_alike["job"]]
+    assert string[tr.key_column("job.namespace")] is None, "a string is not an object"

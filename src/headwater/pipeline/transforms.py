@@ -16,8 +16,10 @@ Merge rules that make the model independent of arrival order and of batch bounda
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
 
 import orjson
 from pyspark.sql import Column, DataFrame
@@ -90,10 +92,11 @@ def job_node(namespace: Column, name: Column) -> Column:
 
 
 def _trusted(facets: Column, prefix: Column) -> Column:
-    """The facets whose path is not listed as untrusted (a facet that broke its schema)."""
-    return F.map_filter(
-        F.coalesce(facets, F.create_map().cast(_FACETS)),
-        lambda k, _v: ~F.array_contains(F.col("untrusted"), F.concat(prefix, k)),
+    """The facets whose path is not listed as untrusted (a facet that broke its schema). Most
+    events list none: their facets are not filtered (a path built and looked up per facet)."""
+    every = F.coalesce(facets, F.create_map().cast(_FACETS))
+    return F.when(F.size("untrusted") == 0, every).otherwise(
+        F.map_filter(every, lambda k, _v: ~F.array_contains(F.col("untrusted"), F.concat(prefix, k)))
     )
 
 
@@ -129,11 +132,46 @@ def events_of(parsed: DataFrame) -> DataFrame:
     return parsed.where(F.col("facet_hash").isNull())
 
 
+# The text at each top-level key of a facet value that a lookup reads (`Key`). A batch's distinct
+# values are parsed once, all these keys in one pass (`values_of`: json_tuple), instead of once per
+# lookup and field with get_json_object: that opened a reader per field, ~20 per value, and per-run
+# facets (nominalTime, parent) make most of a large batch's values distinct (253,000 in a batch of
+# 201,000 events; JSON parsing was a fifth of the JVM's profile samples).
+KEYS = (
+    "name",  # dataSource
+    "uri",
+    "fields",  # schema
+    "datasetVersion",  # version
+    "lifecycleStateChange",  # lifecycleStateChange
+    "_deleted",  # any facet
+    "identifiers",  # symlinks
+    "nominalStartTime",  # nominalTime
+    "nominalEndTime",
+    "type",  # sourceCodeLocation (`_LOCATION_KEYS`)
+    "url",
+    "repoUrl",
+    "path",
+    "version",
+    "tag",
+    "branch",
+    "query",  # sql
+    "job",  # parent: the object of `NESTED`
+)
+# paths below a top-level key (parent: the parent run's job), read where that key holds an object
+NESTED = ("job.namespace", "job.name")
+
+
+def key_column(path: str) -> str:
+    """The column of the values frame holding the text at `path`."""
+    return "at_" + path.replace(".", "_")
+
+
 @dataclass(frozen=True)
 class FacetValues:
-    """The distinct facet values (hash, value) a batch's events name; for a small batch the
-    driver read, the same as a literal map too, which lookups read without a join (each join
-    with a broadcast side is a Spark job of its own: about half a second of a one-event pass)."""
+    """The distinct facet values (hash, value) a batch's events name, with the text at each of
+    `KEYS` and `NESTED` parsed once (a column each: `key_column`); for a small batch the driver read,
+    the same as a literal map too, which lookups read without a join (each join with a broadcast
+    side is a Spark job of its own: about half a second of a one-event pass)."""
 
     frame: DataFrame
     literal: Column | None = None
@@ -141,11 +179,36 @@ class FacetValues:
 
 def values_of(parsed: DataFrame, inline: dict[str, str] | None = None) -> FacetValues:
     """The distinct facet values the events of parsed compact rows name; `inline`: the same, read
-    in the driver, for a literal map (small batches only: a lookup in it scans its keys)."""
+    in the driver, for a literal map (small batches only: a lookup in it scans its keys).
+
+    The frame reads `KEYS` with one json_tuple per value, which reads a key as get_json_object
+    reads "$.key" (a string unquoted, anything else as compact JSON, NULL where missing or where
+    the value is not a JSON object); `NESTED` with get_json_object itself, only where the top-level
+    key holds an object (its text starts with "{"; a string is unquoted, so the nested path is
+    read with get_json_object, which finds nothing in a string that looks like an object). Values
+    are canonical JSON (`headwater.pipeline.compact`: sorted keys, so no key twice, compact)."""
     rows = parsed.where(F.col("facet_hash").isNotNull())
-    frame = rows.select(
+    distinct = rows.select(
         F.col("facet_hash").alias("hash"), F.col("facet_value").alias("value")
     ).dropDuplicates(["hash"])
+    tupled = [f"_tuple{i}" for i in range(len(KEYS))]
+    keyed = distinct.select("hash", "value", F.json_tuple("value", *KEYS).alias(*tupled))
+    value = F.col("value")
+    # A lone surrogate (which only the standard library's canonical form holds, escaped: \udXXX)
+    # fails json_tuple for every key, get_json_object only for the key holding it; such values
+    # are read with get_json_object.
+    escaped = value.contains("\\ud")
+    top = {
+        key: F.when(escaped, F.get_json_object(value, f"$.{key}")).otherwise(F.col(column))
+        for key, column in zip(KEYS, tupled, strict=True)
+    }
+    nested = {
+        path: F.when(top[path.split(".")[0]].startswith("{"), F.get_json_object(value, f"$.{path}"))
+        for path in NESTED
+    }
+    frame = keyed.select(
+        "hash", "value", *[text.alias(key_column(path)) for path, text in {**top, **nested}.items()]
+    )
     if inline is None:
         return FacetValues(frame)
     # one literal, parsed once by the optimizer (constant folding), not a call into the JVM per value
@@ -153,39 +216,53 @@ def values_of(parsed: DataFrame, inline: dict[str, str] | None = None) -> FacetV
     return FacetValues(frame, literal)
 
 
-Field = Callable[[Column], Column]  # an expression over a facet value's JSON text
+Key = Callable[[str], Column]
+"""A facet value's text at a path (one of `KEYS` or `NESTED`): get_json_object's "$.path"."""
+Field = Callable[[Key], Column]  # an expression over the texts at a facet value's paths
 
 
 def lookup(rows: DataFrame, ref: Column, values: FacetValues, **fields: Field) -> DataFrame:
     """`rows` with `fields`, expressions over the value of the facet value whose hash is `ref`
-    (NULL where `ref` is NULL). Each field is computed once per distinct value, not per row; the
-    values of a batch are few (each distinct facet once), so they are broadcast. With the values
-    as a literal map, the fields are computed on the rows from the map instead. (Few calls into
-    the JVM: each DataFrame operation is analysed there, which small batches feel.)"""
+    (NULL where `ref` is NULL). Each field is computed once per distinct value, not per row, from
+    the texts `values_of` parsed; the values of a batch are few (each distinct facet once), so
+    they are broadcast. With the values as a literal map, the fields are computed on the rows
+    from the map instead, with get_json_object. (Few calls into the JVM: each DataFrame operation
+    is analysed there, which small batches feel.)"""
     if values.literal is not None:
         value = values.literal[ref]
+
+        def at(path: str) -> Column:
+            return F.get_json_object(value, f"$.{path}")
+
         # NULL where there is no value, as the join gives (a field may be non-NULL on NULL input:
         # concat_ws of nothing is '')
         return rows.select(
-            "*", *[F.when(value.isNotNull(), field(value)).alias(name) for name, field in fields.items()]
+            "*", *[F.when(value.isNotNull(), field(at)).alias(name) for name, field in fields.items()]
         )
-    value = F.col("value")
+
+    def parsed(path: str) -> Column:
+        assert path in KEYS or path in NESTED, f"{path} is not read from facet values (KEYS, NESTED)"
+        return F.col(key_column(path))
+
     known = values.frame.select(
-        F.col("hash").alias("_found"), *[field(value).alias(name) for name, field in fields.items()]
+        F.col("hash").alias("_found"), *[field(parsed).alias(name) for name, field in fields.items()]
     )
-    return rows.join(F.broadcast(known), ref == F.col("_found"), "left").drop("_found")
+    # a value whose fields are all NULL gives what no value gives: only the others are broadcast
+    # (most of a batch's values are not the facet a lookup reads)
+    some = reduce(operator.or_, [F.col(name).isNotNull() for name in fields])
+    return rows.join(F.broadcast(known.where(some)), ref == F.col("_found"), "left").drop("_found")
 
 
 def _values_named(hashes: DataFrame, values: FacetValues) -> DataFrame:
     """The values (hash, value) of the distinct `hash`es of a frame."""
     if values.literal is not None:
         return hashes.distinct().select("hash", values.literal[F.col("hash")].alias("value"))
-    return values.frame.join(hashes.distinct(), "hash", "left_semi")
+    return values.frame.join(hashes.distinct(), "hash", "left_semi").select("hash", "value")
 
 
 def _json(path: str) -> Field:
     """The text at `path` in a value (get_json_object's: a string unquoted, anything else as JSON)."""
-    return lambda value: F.get_json_object(value, path)
+    return lambda at: at(path)
 
 
 _REF_COLUMNS = ["seq", "event_time", "run_id", "untrusted"]
@@ -252,7 +329,7 @@ def with_sources(refs: DataFrame, values: FacetValues) -> DataFrame:
     """Dataset references with the source their dataSource facet names (`source_name`: its name,
     else the dataset's namespace; `source_uri`), NULL without one."""
     found = lookup(
-        refs, F.col("facets")["dataSource"], values, _source=_json("$.name"), source_uri=_json("$.uri")
+        refs, F.col("facets")["dataSource"], values, _source=_json("name"), source_uri=_json("uri")
     )
     named = F.when(F.col("facets")["dataSource"].isNotNull(), F.coalesce("_source", "namespace"))
     return found.withColumn("source_name", named).drop("_source")
@@ -289,12 +366,10 @@ def dataset_versions(run_refs: DataFrame, values: FacetValues) -> DataFrame:
     """
     outputs = run_refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
     facets = F.col("facets")
+    outputs = lookup(outputs, facets["schema"], values, _schema=lambda at: _schema_hash(at("fields")))
+    outputs = lookup(outputs, facets["version"], values, _version=_json("datasetVersion"))
     outputs = lookup(
-        outputs, facets["schema"], values, _schema=lambda v: _schema_hash(F.get_json_object(v, "$.fields"))
-    )
-    outputs = lookup(outputs, facets["version"], values, _version=_json("$.datasetVersion"))
-    outputs = lookup(
-        outputs, facets["lifecycleStateChange"], values, _lifecycle=_json("$.lifecycleStateChange")
+        outputs, facets["lifecycleStateChange"], values, _lifecycle=_json("lifecycleStateChange")
     )
     written = outputs.groupBy("run_id", "node_id").agg(
         _latest_value(F.col("_schema")).alias("schema_hash"),
@@ -367,8 +442,8 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
         F.max("value_hash").alias("value_hash")
     )
 
-    def ends(value: Column) -> Column:
-        return F.when(F.get_json_object(value, "$._deleted") == "true", 1).otherwise(0)
+    def ends(at: Key) -> Column:  # NULL, not 0, for any other value: a lookup then skips it
+        return F.when(at("_deleted") == "true", 1)
 
     found = lookup(asserted, F.col("value_hash"), values, _deleted=ends)
     return found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
@@ -399,7 +474,7 @@ def symlinks(refs: DataFrame, values: FacetValues) -> DataFrame:
         ),
     )
     linked = refs.where(F.col("facets")["symlinks"].isNotNull())
-    linked = lookup(linked, F.col("facets")["symlinks"], values, _identifiers=_json("$.identifiers"))
+    linked = lookup(linked, F.col("facets")["symlinks"], values, _identifiers=_json("identifiers"))
     rows = linked.select("node_id", F.explode(identifiers).alias("i"))
     rows = rows.where(F.col("i.name").isNotNull() & F.col("i.namespace").isNotNull()).select(
         "node_id",
@@ -591,8 +666,8 @@ def runs(run_events: DataFrame, values: FacetValues) -> DataFrame:
         out,
         F.col("n.v"),
         values,
-        nominal_start=_json("$.nominalStartTime"),
-        nominal_end=_json("$.nominalEndTime"),
+        nominal_start=_json("nominalStartTime"),
+        nominal_end=_json("nominalEndTime"),
     )
     started = F.coalesce("start_time", "running_time", "first_event_time")
     ended = F.when(F.col("decided.rank") == 2, F.col("decided.event_time"))
@@ -658,6 +733,9 @@ def run_io_facets(refs: DataFrame) -> DataFrame:
     )
 
 
+_LOCATION_KEYS = ("type", "url", "repoUrl", "path", "version", "tag", "branch")
+
+
 def run_job_versions(run_jobs: DataFrame, io: DataFrame, values: FacetValues) -> DataFrame:
     """The job version each run ran: from the job, its code location and SQL (latest in the run)
     and the run's sorted inputs and outputs."""
@@ -684,12 +762,11 @@ def run_job_versions(run_jobs: DataFrame, io: DataFrame, values: FacetValues) ->
         ),
     )
 
-    def location_text(value: Column) -> Column:
-        keys = ("type", "url", "repoUrl", "path", "version", "tag", "branch")
-        return F.concat_ws(" ", *[F.get_json_object(value, f"$.{k}") for k in keys])
+    def location_text(at: Key) -> Column:
+        return F.concat_ws(" ", *[at(k) for k in _LOCATION_KEYS])
 
     code = lookup(code, F.col("location_facet"), values, source_code_location=location_text)
-    code = lookup(code, F.col("sql_facet"), values, sql=_json("$.query"))
+    code = lookup(code, F.col("sql_facet"), values, sql=_json("query"))
     joined = code.join(sides, "run_id", "left")
     return joined.select(
         "run_id",
@@ -755,7 +832,7 @@ def job_parents(events: DataFrame, values: FacetValues) -> DataFrame:
     """parent job → child job pairs from the parent run facet."""
     parent = F.col("doc.run.facets")["parent"]
     rows = events.where(parent.isNotNull() & F.col("doc.job.name").isNotNull())
-    rows = lookup(rows, parent, values, _ns=_json("$.job.namespace"), _name=_json("$.job.name"))
+    rows = lookup(rows, parent, values, _ns=_json("job.namespace"), _name=_json("job.name"))
     rows = rows.where(F.col("_ns").isNotNull() & F.col("_name").isNotNull())
     return rows.select(
         job_node(F.col("_ns"), F.col("_name")).alias("parent_node_id"),
