@@ -32,46 +32,38 @@ class ModelFrames:
 
 
 def model_frames(
-    new: DataFrame,
-    run_events: DataFrame,
-    *,
-    generic: bool = True,
-    inline: dict[str, str] | None = None,
-    keep: bool = True,
+    new: DataFrame, run_events: DataFrame, *, generic: bool = True, inline: dict[str, str] | None = None
 ) -> ModelFrames:
     """Frames of the fact tables for the parsed compact rows `new`; `run_events` holds `new` and
     the earlier events of the runs `new` touches (run-scoped rows come from all of a run's
     events). With `generic` False (the events are known to hold no generic event) the element
     tables, which only generic events feed, are left out: building their frames costs a small
     batch about a tenth of its time for no row. `inline`: every facet value of `run_events`, when
-    the driver read them and they are few (`transforms.values_of`). `keep` False: the frames
-    read by several tables are not kept in memory (for a batch of a few rows, recomputing them
-    costs less than caching them)."""
+    the driver read them and they are few (`transforms.values_of`)."""
     kept: list[DataFrame] = []
 
-    def keep_frame(frame: DataFrame) -> DataFrame:
-        if keep:
-            kept.append(frame.persist(KEPT))
+    def keep(frame: DataFrame) -> DataFrame:
+        kept.append(frame.persist(KEPT))
         return frame
 
     values = t.values_of(run_events, inline)  # every facet value the events name, once
     if values.literal is None:  # else the lookups read the literal map, never the frame
-        keep_frame(values.frame)
+        keep(values.frame)
     events = t.events_of(new)
     every_event = events if run_events is new else t.events_of(run_events)
-    refs = keep_frame(t.with_sources(t.dataset_refs(events), values))
+    refs = keep(t.with_sources(t.dataset_refs(events), values))
     job_rows = t.job_refs(events)
     run_refs = t.dataset_refs(every_event) if run_events is not new else refs
     run_jobs = t.job_refs(every_event)
 
-    versions = keep_frame(t.dataset_versions(run_refs, values))
-    dataset_history = keep_frame(t.facet_history(refs, values))
+    versions = keep(t.dataset_versions(run_refs, values))
+    dataset_history = keep(t.facet_history(refs, values))
     job_history = t.facet_history(job_rows, values)
     facets_of_runs = t.run_facets(every_event)
     io = t.run_io(run_refs)
     io_facets = t.run_io_facets(run_refs)
-    run_versions = keep_frame(t.run_job_versions(run_jobs, io, values))
-    run_rows = keep_frame(t.runs_with_versions(t.runs(every_event, values), run_versions))
+    run_versions = keep(t.run_job_versions(run_jobs, io, values))
+    run_rows = keep(t.runs_with_versions(t.runs(every_event, values), run_versions))
 
     tables: dict[str, DataFrame] = {
         "namespaces": t.namespaces(refs, job_rows),

@@ -143,22 +143,18 @@ class Pipeline:
         started = time.perf_counter()
         self._size_shuffles(high - low)
         raw, table = self._events(low, high)
-        # Frames read more than once are kept in memory, but not a batch the driver read: caching
-        # its few rows costs more than reading them again from the rows in the plan (+1,000
-        # events on 1,000,000: 0.8 s of ~7 s a pass, 8 rounds interleaved)
-        keep = table is None
-        new = self._kept(t.parse_events(raw), keep)
+        new = t.parse_events(raw).persist(KEPT)
         run_events, known = new, None
         if low > 0:
             earlier, known = self._events(low, high, readback=True)
             if known is None or known.num_rows:  # new runs only (known empty): nothing to add
-                run_events = self._kept(new.unionByName(t.parse_events(earlier)), keep)
+                run_events = new.unionByName(t.parse_events(earlier)).persist(KEPT)
         # a batch the driver read is known to hold generic events or not; their tables need none
         generic = table is None or source.holds_generic(table)
         # facet values as a literal map when the driver read them all and they are few
         read_here = table is not None and (low == 0 or known is not None)
         inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
-        frames = model_frames(new, run_events, generic=generic, inline=inline, keep=keep)
+        frames = model_frames(new, run_events, generic=generic, inline=inline)
         tick = time.perf_counter()
         publish.stage(self.store, frames.tables, self.shuffle_partitions())
         result.stages["transform+stage"] = (
@@ -186,10 +182,6 @@ class Pipeline:
             time.perf_counter() - started,
             merged,
         )
-
-    @staticmethod
-    def _kept(frame: DataFrame, keep: bool) -> DataFrame:
-        return frame.persist(KEPT) if keep else frame
 
     def shuffle_partitions(self) -> int:
         return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
