@@ -9,15 +9,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from headwater.demo.lineage import DemoShape, demo_events
 from headwater.events.validate import validate_event
+from headwater.pipeline import publish, runner
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from headwater.store.model import read_state
@@ -135,6 +137,32 @@ def test_incremental_runs_build_the_same_model_as_a_rebuild(
     assert incremental["runs"] and incremental["lineage_edges"] and incremental["element_edges"]
     Pipeline(spark, store, dogfood=False, partitions=2, batch_events=150).rebuild()
     assert model_rows(store) == incremental
+
+
+def test_a_batch_in_one_partition_builds_the_model_a_spread_batch_builds(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a small batch stays in one partition and its lookups join without broadcasting; the same
+    # events, each batch spread over partitions as large ones are, give the same model
+    ingest(store, demo)
+    fastscore.send(store, range(len(fastscore.HISTORY)))
+    plans: list[str] = []
+    stage_each = publish.each_partition
+
+    def seen(frame: DataFrame, write: Callable[[Iterable[pa.RecordBatch]], None]) -> None:
+        plans.append(frame._jdf.queryExecution().executedPlan().toString())
+        stage_each(frame, write)
+
+    monkeypatch.setattr(publish, "each_partition", seen)
+    Pipeline(spark, store, dogfood=False, batch_events=150).rebuild()
+    one_partition = model_rows(store)
+    assert one_partition["runs"] and one_partition["element_edges"]
+    assert plans and not any("BroadcastExchange" in plan for plan in plans)
+    plans.clear()
+    monkeypatch.setattr(runner, "_EVENTS_PER_PARTITION", 50)  # a batch of 150 is "large"
+    Pipeline(spark, store, dogfood=False, batch_events=150).rebuild()
+    assert any("BroadcastExchange" in plan for plan in plans)
+    assert model_rows(store) == one_partition
 
 
 def _run_cli(database_url: str, *args: str) -> subprocess.Popen[bytes]:

@@ -36,6 +36,14 @@ INLINE_VALUES = 1_000  # a driver-read batch naming at most this many facet valu
 LIVE_MERGE_SECONDS = 1.0
 LIVE_BATCH_FIRST = 10_000  # a live batch before any merge was timed
 LIVE_BATCH_LEAST = 5_000  # below, a batch pays Spark's fixed cost of a pass (~7 s) for too little
+# A batch in one partition (`transforms.ONE_PARTITION`) is neither broadcast nor shuffled: no
+# automatic broadcasts, and a join of two sides in one partition each stays there whatever size
+# the optimizer guesses for them (a cached frame not yet computed counts as huge, and above this
+# size both sides of each join were shuffled, one stage each, though each side was one partition)
+_ONE_PARTITION_SETTINGS = {
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.maxSinglePartitionBytes": str(2**63 - 1),
+}
 
 
 def live_batch_size(batch_events: int, merge_seconds_per_event: float | None) -> int:
@@ -106,7 +114,8 @@ class Pipeline:
             .option("partitions", str(parts))
             .option("readback", "true" if readback else "false")
         )
-        return reader.load(), None
+        frame = reader.load()
+        return (frame.coalesce(1) if parts == 1 else frame), None
 
     def read_table(self, query: str, schema: str, *, rows: int | None = None) -> DataFrame:
         """The rows of a query over the model; read in the driver when `rows` (an estimate)
@@ -148,7 +157,7 @@ class Pipeline:
         if low > 0:
             earlier, known = self._events(low, high, readback=True)
             if known is None or known.num_rows:  # new runs only (known empty): nothing to add
-                run_events = new.unionByName(t.parse_events(earlier)).persist(KEPT)
+                run_events = t.union(new, t.parse_events(earlier)).persist(KEPT)
         # a batch the driver read is known to hold generic events or not; their tables need none
         generic = table is None or source.holds_generic(table)
         # facet values as a literal map when the driver read them all and they are few
@@ -188,14 +197,19 @@ class Pipeline:
 
     def _size_shuffles(self, rows: int) -> None:
         """About one shuffle partition per _EVENTS_PER_PARTITION rows, at least one per core (and
-        one in all below that many rows); and whole-stage code generation only for batches large
-        enough to repay compiling it (on a batch of a few events, compiling the generated code
-        takes longer than running it)."""
-        if rows < _EVENTS_PER_PARTITION:  # one task per stage: a second would only add overhead
-            parts = 1
-        else:
-            parts = max(self.parallelism, min(512, rows // _EVENTS_PER_PARTITION))
+        one in all below that many rows: then the batch is read and kept in one partition, and
+        neither shuffled nor broadcast, `transforms.ONE_PARTITION`); and whole-stage code
+        generation only for batches large enough to repay compiling it (on a batch of a few
+        events, compiling the generated code takes longer than running it)."""
+        one = rows < _EVENTS_PER_PARTITION  # one task per stage: a second would only add overhead
+        parts = 1 if one else max(self.parallelism, min(512, rows // _EVENTS_PER_PARTITION))
         self.spark.conf.set("spark.sql.shuffle.partitions", str(parts))
+        self.spark.conf.set(t.ONE_PARTITION, "true" if one else "false")
+        for name, value in _ONE_PARTITION_SETTINGS.items():
+            if one:
+                self.spark.conf.set(name, value)
+            else:  # the session's own setting
+                self.spark.conf.unset(name)
         compiled = rows >= _CODEGEN_ROWS
         self.spark.conf.set("spark.sql.codegen.wholeStage", "true" if compiled else "false")
         self.spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if compiled else "NO_CODEGEN")

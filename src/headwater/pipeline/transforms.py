@@ -78,6 +78,32 @@ _STATES = {
 }
 
 
+ONE_PARTITION = "headwater.pipeline.onePartition"
+"""A session setting: "true" while the runner works on a batch small enough for one partition
+(`runner.Pipeline._size_shuffles`, which then also turns automatic broadcasts off). Its frames
+then stay in one partition: unions are coalesced back to one (`union`) and lookups join without
+broadcasting, so no aggregate or join needs a shuffle or a broadcast. Each shuffle is a stage and
+each broadcast a job of its own: most of a small batch's time on the executors went there."""
+
+
+def one_partition(frame: DataFrame) -> bool:
+    """Whether the frame's session works on a batch in one partition (`ONE_PARTITION`)."""
+    return frame.sparkSession.conf.get(ONE_PARTITION, "false") == "true"
+
+
+def _whole(frame: DataFrame) -> DataFrame:
+    """The frame in one partition again when its batch is (`ONE_PARTITION`), after a step that
+    loses track of it (a Python UDF's output is not known to be in one partition)."""
+    return frame.coalesce(1) if one_partition(frame) else frame
+
+
+def union(first: DataFrame, *others: DataFrame) -> DataFrame:
+    """The frames' rows, matched by column name; in one partition when the batch is
+    (`ONE_PARTITION`: a union's partitions are its inputs' together, which the next aggregate or
+    join would otherwise shuffle back into one)."""
+    return _whole(reduce(DataFrame.unionByName, others, first))
+
+
 def digest(*parts: Column) -> Column:
     """A short, stable content hash (first 32 hex digits of SHA-256) of the parts."""
     return F.substring(F.sha2(F.concat_ws(SEP, *[F.coalesce(p, F.lit("")) for p in parts]), 256), 1, 32)
@@ -225,9 +251,10 @@ def lookup(rows: DataFrame, ref: Column, values: FacetValues, **fields: Field) -
     """`rows` with `fields`, expressions over the value of the facet value whose hash is `ref`
     (NULL where `ref` is NULL). Each field is computed once per distinct value, not per row, from
     the texts `values_of` parsed; the values of a batch are few (each distinct facet once), so
-    they are broadcast. With the values as a literal map, the fields are computed on the rows
-    from the map instead, with get_json_object. (Few calls into the JVM: each DataFrame operation
-    is analysed there, which small batches feel.)"""
+    they are broadcast (unless the batch is in one partition: `ONE_PARTITION`). With the values
+    as a literal map, the fields are computed on the rows from the map instead, with
+    get_json_object. (Few calls into the JVM: each DataFrame operation is analysed there, which
+    small batches feel.)"""
     if values.literal is not None:
         value = values.literal[ref]
 
@@ -250,7 +277,10 @@ def lookup(rows: DataFrame, ref: Column, values: FacetValues, **fields: Field) -
     # a value whose fields are all NULL gives what no value gives: only the others are broadcast
     # (most of a batch's values are not the facet a lookup reads)
     some = reduce(operator.or_, [F.col(name).isNotNull() for name in fields])
-    return rows.join(F.broadcast(known.where(some)), ref == F.col("_found"), "left").drop("_found")
+    side = known.where(some)
+    if not one_partition(rows):  # in one partition, both sides are joined where they are
+        side = F.broadcast(side)
+    return rows.join(side, ref == F.col("_found"), "left").drop("_found")
 
 
 def _values_named(hashes: DataFrame, values: FacetValues) -> DataFrame:
@@ -298,7 +328,7 @@ def dataset_refs(events: DataFrame) -> DataFrame:
         _trusted(F.col("doc.dataset.facets"), F.lit("dataset.facets.")).alias("facets"),
         F.create_map().cast(_FACETS).alias("io_facets"),
     )
-    refs = inputs.unionByName(outputs).unionByName(static)
+    refs = union(inputs, outputs, static)
     return refs.withColumn("node_id", dataset_node(F.col("namespace"), F.col("name"))).drop("untrusted")
 
 
@@ -319,7 +349,7 @@ def job_refs(events: DataFrame) -> DataFrame:
 # Entities
 # ---------------------------------------------------------------------------------------------
 def namespaces(datasets: DataFrame, jobs: DataFrame) -> DataFrame:
-    names = datasets.select("namespace", "event_time").unionByName(jobs.select("namespace", "event_time"))
+    names = union(datasets.select("namespace", "event_time"), jobs.select("namespace", "event_time"))
     return names.groupBy(F.col("namespace").alias("name")).agg(
         F.min("event_time").alias("created_at"), F.max("event_time").alias("updated_at")
     )
@@ -451,11 +481,7 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
 
 def facet_values(values: FacetValues, *frames: DataFrame) -> DataFrame:
     """The values the frames' `value_hash` name (each distinct value of the batch once)."""
-    used = None
-    for frame in frames:
-        part = frame.select(F.col("value_hash").alias("hash"))
-        used = part if used is None else used.unionByName(part)
-    assert used is not None
+    used = union(*[frame.select(F.col("value_hash").alias("hash")) for frame in frames])
     return _values_named(used, values)
 
 
@@ -523,9 +549,8 @@ def schema_fields(history: DataFrame, values: FacetValues) -> DataFrame:
             F.explode(_flatten_fields("fields")).alias("f"),
         )
     )
-    return schemas.select("schema_hash", "f.path", "f.position", "f.type", "f.description").dropDuplicates(
-        ["schema_hash", "path"]
-    )
+    fields = _whole(schemas.select("schema_hash", "f.path", "f.position", "f.type", "f.description"))
+    return fields.dropDuplicates(["schema_hash", "path"])
 
 
 _LINEAGE = StructType(
@@ -800,7 +825,7 @@ def job_version_io(versions: DataFrame) -> DataFrame:
     outs = versions.select(
         "version_id", F.lit("output").alias("direction"), F.explode("outputs").alias("node_id")
     )
-    return ins.unionByName(outs).dropDuplicates()
+    return union(ins, outs).dropDuplicates()
 
 
 def runs_with_versions(run_rows: DataFrame, versions: DataFrame) -> DataFrame:
