@@ -7,6 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
+from py4j.clientserver import ClientServerConnection
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
 
 from headwater.cli import main
 from headwater.events.validate import validate_event
@@ -50,3 +53,26 @@ def test_an_old_java_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert java_version() == 8
     with pytest.raises(SparkUnavailable, match="Java 8 found"):
         check_java()
+
+
+def test_column_functions_reach_the_jvm_in_one_round_trip(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PySpark looks up the class and the method of a column function before calling it; once
+    # a method was found, only the call goes to the JVM
+    def named() -> Column:
+        return F.when(F.col("id") == 0, F.lit("zero")).otherwise(F.concat(F.lit("n"), F.col("id")))
+
+    named()  # each method looked up once
+    sent: list[str] = []
+    send = ClientServerConnection.send_command
+
+    def counted(self: ClientServerConnection, command: str) -> str:
+        sent.append(command)
+        return send(self, command)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+    column = named()
+    assert sent and not [c for c in sent if c.startswith("r\n")]  # no reflection: calls only
+    monkeypatch.undo()
+    assert [r[0] for r in spark.range(2).select(column).collect()] == ["zero", "n1"]
