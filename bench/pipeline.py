@@ -11,7 +11,7 @@ Steps, for each backend, on one fresh store:
   3. the same transformation as a single-machine DuckDB script over the same events: seconds,
      Spark/DuckDB ratio, and a table-by-table comparison with the model Spark published
   4. incremental: 1,000 more events of the same stream (some continue runs already in the model),
-     then run_once() again: seconds
+     then run_once() again, five times in one session: the median pass's seconds
   5. continuous: `headwater serve` on the store and Pipeline.continuous(interval=1) in a thread;
      single-event POSTs of new runs, each timed from its 201 until the run is in `runs`
   6. a rebuild on a Spark standalone cluster (2 workers of 1 core) against the local[2] pass
@@ -1367,34 +1367,42 @@ def bench_backend(
         # 4. incremental
         if first is None:
             return
-        log(f"{backend}: 4. {args.incremental:,} more events, then run_once()")
+        log(
+            f"{backend}: 4. {args.incremental_passes} x {args.incremental:,} more events, "
+            "each followed by run_once()"
+        )
         try:
-            docs = stream.take(args.incremental)
-            touched = {d["run"]["runId"] for d in docs}
-            appended = append_inline(store, docs)
-            old_runs = int(
-                store_scalar(
-                    db.url,
-                    "SELECT COUNT(*) FROM runs WHERE run_id IN ("
-                    + ", ".join(f"'{r}'" for r in sorted(touched))
-                    + ")",
+            pipeline = Pipeline(spark, store, dogfood=False, progress=StageLog("incremental"), **options)
+            passes: list[tuple[PassResult, int, int, int]] = []  # (pass, appended, runs, runs known)
+            for _ in range(args.incremental_passes):
+                docs = stream.take(args.incremental)
+                touched = {d["run"]["runId"] for d in docs}
+                appended = append_inline(store, docs)
+                known_runs = int(
+                    store_scalar(
+                        db.url,
+                        "SELECT COUNT(*) FROM runs WHERE run_id IN ("
+                        + ", ".join(f"'{r}'" for r in sorted(touched))
+                        + ")",
+                    )
                 )
-            )
-            incremental = Pipeline(
-                spark, store, dogfood=False, progress=StageLog("incremental"), **options
-            ).run_once()
-            record["incremental"] = asdict(incremental)
+                passes.append((pipeline.run_once(), appended, len(touched), known_runs))
+            record["incremental"] = [asdict(result) for result, *_ in passes]
+            ordered = sorted(passes, key=lambda p: p[0].seconds)
+            middle, appended, runs, known_runs = ordered[(len(ordered) - 1) // 2]  # the median pass
             figures.append(
                 Fig(
                     backend,
-                    f"4. incremental pass, +{appended:,} events",
-                    incremental.seconds,
+                    f"4. incremental pass, +{appended:,} events (median of {len(passes)})",
+                    middle.seconds,
                     "s",
                     INCREMENTAL_TARGET_S,
                     higher_is_better=False,
                     digits=1,
-                    note=f"{len(touched)} runs, {old_runs} already in the model; "
-                    + stage_note(incremental, 3),
+                    note="passes "
+                    + ", ".join(f"{result.seconds:.1f}" for result, *_ in passes)
+                    + f" s; median pass: {runs} runs, {known_runs} already in the model; "
+                    + stage_note(middle, 3),
                 )
             )
         except Exception as exc:
@@ -1495,7 +1503,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-duckdb", action="store_true", help="skip step 3 (the DuckDB script)")
     p.add_argument("--skip-continuous", action="store_true", help="skip step 5 (continuous mode)")
     p.add_argument("--skip-cluster", action="store_true", help="skip step 6 (standalone cluster rebuild)")
-    p.add_argument("--incremental", type=int, default=1_000, help="events appended before the second pass")
+    p.add_argument(
+        "--incremental", type=int, default=1_000, help="events appended before each incremental pass"
+    )
+    p.add_argument(
+        "--incremental-passes",
+        type=int,
+        default=5,
+        help="incremental passes, each after --incremental more events, in one session (the figure is "
+        "their median: the first small pass after the first one runs code the JVM has not compiled yet)",
+    )
     p.add_argument("--continuous", type=int, default=20, help="single-event POSTs timed in continuous mode")
     p.add_argument(
         "--continuous-timeout",
