@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from headwater.events.facets import format_test, named_schema, schema_bundle
 
-_TYPES: dict[str, type] = {"string": str, "integer": int, "boolean": bool}
+# orjson reads an integer beyond 64 bits as a float: the struct leaves those to it (and, as its
+# bounds must fit in 64 signed bits, those above 2**63 - 1 too)
+_INTEGER = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_TYPES: dict[str, Any] = {"string": str, "integer": _INTEGER, "boolean": bool}
 _OBJECT_KEYS = frozenset({"allOf", "$ref", "type", "properties", "required", "additionalProperties"})
 _MAX_URLS = 1_000
 
@@ -37,6 +40,7 @@ class _SchemaUrl(Struct, gc=False):
 
 _URL = msgspec.json.Decoder(_SchemaUrl)
 _ENCODER = msgspec.json.Encoder()
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError)  # not JSON, not of the struct, not UTF-8
 
 
 class _Flat:
@@ -91,7 +95,7 @@ def _compile(schema_url: str) -> _Judge | None:
         attribute = f"f{i}"
         if "format" in sub:
             test = format_test(sub["format"]) if kind is str else None
-            if kind is not str:
+            if kind is not str:  # a format on a number or a boolean: not a struct's to judge
                 return None
             if test is not None:
                 formats.append((attribute, test))
@@ -117,7 +121,7 @@ class FlatFacets:
             return None
         try:
             url = _URL.decode(raw).url
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             return None
         judge = self._judges.get(url, UNSET)
         if judge is UNSET:
@@ -127,7 +131,7 @@ class FlatFacets:
         decoder, formats = judge
         try:
             value = decoder.decode(raw)
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             return None
         for attribute, test in formats:
             text = getattr(value, attribute)
