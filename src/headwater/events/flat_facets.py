@@ -94,9 +94,9 @@ def _compile(schema_url: str) -> _Judge | None:
             return None
         attribute = f"f{i}"
         if "format" in sub:
-            test = format_test(sub["format"]) if kind is str else None
             if kind is not str:  # a format on a number or a boolean: not a struct's to judge
                 return None
+            test = format_test(sub["format"])
             if test is not None:
                 formats.append((attribute, test))
         if name in flat.required:
