@@ -271,7 +271,7 @@ class _Compiler:
     """Compiles bundle schemas into closures; ``$ref`` targets are compiled once and shared."""
 
     def __init__(self, bundle: Mapping[str, Any]) -> None:
-        self._bundle = bundle
+        self.bundle = self._bundle = bundle
         self._refs: dict[str, _Check] = {}
 
     def definition(self, url: str, name: str) -> _Check | None:
@@ -641,6 +641,35 @@ def _load_compiler() -> _Compiler:
         )
         _compiler = _Compiler(json.loads(text))
     return _compiler
+
+
+def schema_bundle() -> Mapping[str, Any]:
+    """The published facet schemas the checks compile (``facet_schemas.json``), by file URL."""
+    with _lock:
+        return _load_compiler().bundle
+
+
+def format_test(name: str) -> Callable[[str], bool] | None:
+    """The test of a string ``format`` the checks assert (uuid, date-time); None for annotations."""
+    return _FORMATS.get(name)
+
+
+def named_schema(schema_url: str) -> tuple[str, Any] | None:
+    """(file URL, schema) of the definition ``schema_url`` names, resolved as the checks resolve it,
+    or None when it names no published definition."""
+    m = _FACET_URL.fullmatch(schema_url.strip())
+    if m is None:
+        return None
+    version, name, definition = m.groups()
+    url = f"{_FACET_PREFIX}{version}/{name}.json"
+    entry = schema_bundle().get(url)
+    if entry is None:
+        return None
+    defs = entry.get("$defs", {})
+    if (definition or name) in defs:
+        return url, defs[definition or name]
+    props = entry.get("properties", {})
+    return (url, next(iter(props.values()))) if not definition and len(props) == 1 else None
 
 
 def _validator_for(schema_url: str) -> _Check | None:

@@ -1,0 +1,102 @@
+"""The batch ingest path in-process, split in two: the CPU an event costs to split and validate
+(what the server does on its event loop) and to append durably (its group-commit writer).
+
+    .venv/bin/python bench/ingest_split.py [--backend sqlite|postgresql] [--batches 20] [--size 1000]
+    PYTHONPATH=/tmp/base/src:. .venv/bin/python bench/ingest_split.py     # another checkout's code
+
+`--batches` JSON arrays of `--size` EventFactory events (after 2 warm-up batches) go through
+`read_documents` + `validate_documents` and `EventStore.append` on a fresh store (SQLite in a
+temporary folder, or a PostgreSQL database created and dropped on `--pg-url`'s server), with the
+cyclic collector as the server has it. Figures: process CPU (every thread of this process, not
+PostgreSQL's) per event for each half. No HTTP, no concurrency: it moves much less than the
+server's µs/event on a busy machine, so it is the figure to compare commits by (alternate them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import uuid
+
+import orjson
+
+from _common import EventFactory
+from headwater.events.times import format_ticks, now_ticks
+from headwater.ingest.bodies import read_documents
+from headwater.ingest.service import collector_paused, validate_documents, young_collections_rarer
+from headwater.store import open_store
+from headwater.store.base import EventStore
+
+MAX_BODY = 256 * 1024 * 1024
+
+
+def batch_bodies(factory: EventFactory, batches: int, size: int, seed: int) -> list[bytes]:
+    stream = factory.stream(batches * size, seed=seed)
+    return [b"[" + b",".join(orjson.dumps(next(stream)) for _ in range(size)) + b"]" for _ in range(batches)]
+
+
+def ingest(store: EventStore, body: bytes) -> tuple[float, float, int]:
+    """Process CPU seconds to validate the body's events and to append them, and their count."""
+    start = time.process_time()
+    with collector_paused():
+        documents, _ = read_documents(body, "application/json", None, MAX_BODY, lazy=True)
+        validated = validate_documents(documents)
+    validated_at = time.process_time()
+    with collector_paused():
+        stored = store.append(validated.events, format_ticks(now_ticks()))
+    appended_at = time.process_time()
+    if len(validated.events) != len(documents) or not all(stored):
+        raise SystemExit("an event was rejected or already stored: the figures would mean nothing")
+    return validated_at - start, appended_at - validated_at, len(stored)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--batches", type=int, default=20, help="timed batches [20]")
+    parser.add_argument("--size", type=int, default=1_000, help="events per batch [1,000]")
+    parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    args = parser.parse_args()
+
+    factory = EventFactory()
+    warm = batch_bodies(factory, 2, args.size, seed=102)
+    timed = batch_bodies(factory, args.batches, args.size, seed=2)
+    young_collections_rarer()
+    database = f"headwater_bench_split_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    if args.backend == "sqlite":
+        url = f"sqlite:///{tempfile.mkdtemp(prefix='headwater-split-')}/split.db"
+    else:
+        import psycopg
+
+        with psycopg.connect(args.pg_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{database}"')
+        url = f"{args.pg_url.rsplit('/', 1)[0]}/{database}"
+    store = open_store(url)
+    try:
+        for body in warm:
+            ingest(store, body)
+        validate = append = 0.0
+        events = 0
+        for body in timed:
+            v, a, n = ingest(store, body)
+            validate, append, events = validate + v, append + a, events + n
+        print(
+            f"{args.backend}: validate {1e6 * validate / events:.1f} µs/event, append "
+            f"{1e6 * append / events:.1f} µs/event, total {1e6 * (validate + append) / events:.1f} "
+            f"({events:,} events)"
+        )
+    finally:
+        store.close()
+        if args.backend != "sqlite":
+            import psycopg
+
+            with psycopg.connect(args.pg_url, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{database}"')
+
+
+if __name__ == "__main__":
+    main()
