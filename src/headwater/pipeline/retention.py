@@ -108,6 +108,7 @@ def apply_retention(
                 if pipeline is None:
                     raise ValueError("retention needs a pipeline to refresh a published model")
                 runner = pipeline()
+                runner.size_for(report.events)  # not as the session's last batch left it
                 _refresh_model(runner, checkpoint)
             sql.delete_doomed(store, cutoff)
             if runner is not None:

@@ -150,7 +150,7 @@ class Pipeline:
     # -- one batch ------------------------------------------------------------------------------
     def _batch(self, low: int, high: int, result: PassResult) -> None:
         started = time.perf_counter()
-        self._size_shuffles(high - low)
+        self.size_for(high - low)
         raw, table = self._events(low, high)
         new = t.parse_events(raw).persist(KEPT)
         run_events, known = new, None
@@ -195,12 +195,14 @@ class Pipeline:
     def shuffle_partitions(self) -> int:
         return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
 
-    def _size_shuffles(self, rows: int) -> None:
-        """About one shuffle partition per _EVENTS_PER_PARTITION rows, at least one per core (and
-        one in all below that many rows: then the batch is read and kept in one partition, and
-        neither shuffled nor broadcast, `transforms.ONE_PARTITION`); and whole-stage code
-        generation only for batches large enough to repay compiling it (on a batch of a few
-        events, compiling the generated code takes longer than running it)."""
+    def size_for(self, rows: int) -> None:
+        """Set the session for a batch of about `rows` rows (every batch, the graph stage and
+        retention's refresh do, before building their frames): about one shuffle partition per
+        _EVENTS_PER_PARTITION rows, at least one per core (and one in all below that many rows:
+        then the batch is read and kept in one partition, and neither shuffled nor broadcast,
+        `transforms.ONE_PARTITION`); and whole-stage code generation only for batches large
+        enough to repay compiling it (on a batch of a few events, compiling the generated code
+        takes longer than running it)."""
         one = rows < _EVENTS_PER_PARTITION  # one task per stage: a second would only add overhead
         parts = 1 if one else max(self.parallelism, min(512, rows // _EVENTS_PER_PARTITION))
         self.spark.conf.set("spark.sql.shuffle.partitions", str(parts))
@@ -238,7 +240,7 @@ class Pipeline:
 
     def _graph_on_spark(self, checkpoint: int) -> None:
         size = graph_inputs.graph_size(self.store)
-        self._size_shuffles(size)
+        self.size_for(size)
         symlinks, known = self._table(
             graph_inputs.SYMLINKS_SQL, "node_id string, alias_node_id string, alias_known int", size
         )

@@ -80,7 +80,7 @@ _STATES = {
 
 ONE_PARTITION = "headwater.pipeline.onePartition"
 """A session setting: "true" while the runner works on a batch small enough for one partition
-(`runner.Pipeline._size_shuffles`, which then also turns automatic broadcasts off). Its frames
+(`runner.Pipeline.size_for`, which then also turns automatic broadcasts off). Its frames
 then stay in one partition: unions are coalesced back to one (`union`) and lookups join without
 broadcasting, so no aggregate or join needs a shuffle or a broadcast. Each shuffle is a stage and
 each broadcast a job of its own: most of a small batch's time on the executors went there."""
