@@ -274,22 +274,28 @@ class _Compiler:
         self.bundle = self._bundle = bundle
         self._refs: dict[str, _Check] = {}
 
-    def definition(self, url: str, name: str) -> _Check | None:
-        entry = self._bundle.get(url)
-        if entry is None or name not in entry.get("$defs", {}):
-            return None
-        return self._ref(url, f"#/$defs/{name}")
-
-    def default(self, url: str, name: str) -> _Check | None:
+    def named(self, url: str, name: str, definition: str | None) -> tuple[str | None, Any] | None:
+        """The schema a ``_schemaURL`` names in the bundle's file ``url`` (``name``.json): the
+        ``$defs`` entry after ``#/$defs/``, else the one named like the file, as (its ``$defs``
+        name, schema); else the file's single top-level property, as (None, schema); else None."""
         entry = self._bundle.get(url)
         if entry is None:
             return None
-        if name in entry.get("$defs", {}):
-            return self._ref(url, f"#/$defs/{name}")
+        defs = entry.get("$defs", {})
+        if definition:
+            return (definition, defs[definition]) if definition in defs else None
+        if name in defs:
+            return name, defs[name]
         props = entry.get("properties", {})
-        if len(props) == 1:
-            return self._node(next(iter(props.values())), url)
-        return None
+        return (None, next(iter(props.values()))) if len(props) == 1 else None
+
+    def check(self, url: str, name: str, definition: str | None) -> _Check | None:
+        """The compiled schema `named` finds, or None."""
+        found = self.named(url, name, definition)
+        if found is None:
+            return None
+        key, schema = found
+        return self._ref(url, f"#/$defs/{key}") if key is not None else self._node(schema, url)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -654,22 +660,25 @@ def format_test(name: str) -> Callable[[str], bool] | None:
     return _FORMATS.get(name)
 
 
-def named_schema(schema_url: str) -> tuple[str, Any] | None:
-    """(file URL, schema) of the definition ``schema_url`` names, resolved as the checks resolve it,
-    or None when it names no published definition."""
+def _facet_file(schema_url: str) -> tuple[str, str, str | None] | None:
+    """(the bundle's file URL, file name, definition after ``#/$defs/``) of a published facet
+    ``_schemaURL``, or None for any other URL."""
     m = _FACET_URL.fullmatch(schema_url.strip())
     if m is None:
         return None
     version, name, definition = m.groups()
-    url = f"{_FACET_PREFIX}{version}/{name}.json"
-    entry = schema_bundle().get(url)
-    if entry is None:
+    return f"{_FACET_PREFIX}{version}/{name}.json", name, definition
+
+
+def named_schema(schema_url: str) -> tuple[str, Any] | None:
+    """(file URL, schema) of the definition ``schema_url`` names, resolved as the checks resolve it
+    (`_Compiler.named`), or None when it names no published definition."""
+    file = _facet_file(schema_url)
+    if file is None:
         return None
-    defs = entry.get("$defs", {})
-    if (definition or name) in defs:
-        return url, defs[definition or name]
-    props = entry.get("properties", {})
-    return (url, next(iter(props.values()))) if not definition and len(props) == 1 else None
+    with _lock:
+        found = _load_compiler().named(*file)
+    return None if found is None else (file[0], found[1])
 
 
 def _validator_for(schema_url: str) -> _Check | None:
@@ -678,14 +687,11 @@ def _validator_for(schema_url: str) -> _Check | None:
         return _by_url[schema_url]
     except KeyError:
         pass
-    m = _FACET_URL.fullmatch(schema_url.strip())
+    file = _facet_file(schema_url)
     check: _Check | None = None
-    if m is not None:
-        version, name, definition = m.groups()
-        url = f"{_FACET_PREFIX}{version}/{name}.json"
+    if file is not None:
         with _lock:
-            compiler = _load_compiler()
-            check = compiler.definition(url, definition) if definition else compiler.default(url, name)
+            check = _load_compiler().check(*file)
     if len(_by_url) < _MAX_CACHED_URLS:
         _by_url[schema_url] = check
     return check
