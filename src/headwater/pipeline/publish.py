@@ -54,9 +54,20 @@ def each_partition(frame: DataFrame, write: Callable[[Iterable[pa.RecordBatch]],
     DataFrame(jdf, frame.sparkSession).collect()
 
 
+def staged_rows(frames: Mapping[str, DataFrame], partitions: int) -> DataFrame:
+    """Every frame's rows as one frame in at most `partitions` partitions: what `stage_rows`
+    stages (`stage` does both; `replan` builds this once and stages it in many passes)."""
+    return _tagged(frames).coalesce(max(1, partitions))
+
+
+def stage_rows(store: EventStore, rows: DataFrame) -> None:
+    """Stage the rows of `staged_rows` in one Spark job whose executors write in parallel."""
+    target = model.staging_target(store)
+    each_partition(rows, target.write)
+    target.collect(store)
+
+
 def stage(store: EventStore, frames: Mapping[str, DataFrame], partitions: int) -> None:
     """Stage every frame (a model table's rows: `model.TABLES` names its columns) in one Spark
     job whose executors write in parallel, in at most `partitions` tasks."""
-    target = model.staging_target(store)
-    each_partition(_tagged(frames).coalesce(max(1, partitions)), target.write)
-    target.collect(store)
+    stage_rows(store, staged_rows(frames, partitions))

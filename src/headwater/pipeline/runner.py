@@ -20,6 +20,7 @@ from headwater.pipeline import driver_graph, graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import KEPT, model_frames
+from headwater.pipeline.replan import BatchPlans
 from headwater.store import model
 from headwater.store.base import EventStore
 from headwater.store.model import graph_inputs
@@ -95,15 +96,21 @@ class Pipeline:
         self._source_registered = False
         self._merge_per_event: float | None = None  # seconds a merge took per event, lately
         self._newest_seen: int | None = None  # the newest seq when the last pass started
+        self._plans: BatchPlans | None = None  # small batches' plans, built once (`replan`)
 
-    # -- reading ------------------------------------------------------------------------------
-    def _events(self, low: int, high: int, *, readback: bool = False) -> tuple[DataFrame, pa.Table | None]:
-        """The events of (low, high] (or their runs' earlier events), and the Arrow table they
-        were read into when the driver read them (small reads), else None."""
-        if high - low <= self.read_here_rows:
-            table = source.events_here(self.url, low, high, readback=readback, limit=self.read_here_rows)
-            if table is not None:
-                return self._frame_of(table), table
+    # -- reading ---------------------------------------------------------------------------------
+    def _read_here(self, low: int, high: int, *, readback: bool = False) -> pa.Table | None:
+        """The events of (low, high] (or their runs' earlier events) read by the driver, when
+        they are few enough (`read_here_rows`); else None."""
+        if high - low > self.read_here_rows:
+            return None
+        return source.events_here(self.url, low, high, readback=readback, limit=self.read_here_rows)
+
+    def _events(self, low: int, high: int, table: pa.Table | None, *, readback: bool = False) -> DataFrame:
+        """The events of (low, high] (or their runs' earlier events): `table` when the driver
+        read them (`_read_here`), else read by the executors."""
+        if table is not None:
+            return self._frame_of(table)
         # a small batch is read in fewer partitions: each one costs a task and a connection
         parts = max(1, min(self.partitions, (high - low) // _EVENTS_PER_PARTITION + 1))
         reader = (
@@ -115,7 +122,7 @@ class Pipeline:
             .option("readback", "true" if readback else "false")
         )
         frame = reader.load()
-        return (frame.coalesce(1) if parts == 1 else frame), None
+        return frame.coalesce(1) if parts == 1 else frame
 
     def read_table(self, query: str, schema: str, *, rows: int | None = None) -> DataFrame:
         """The rows of a query over the model; read in the driver when `rows` (an estimate)
@@ -150,22 +157,18 @@ class Pipeline:
     # -- one batch ------------------------------------------------------------------------------
     def _batch(self, low: int, high: int, result: PassResult) -> None:
         started = time.perf_counter()
-        self.size_for(high - low)
-        raw, table = self._events(low, high)
-        new = t.parse_events(raw).persist(KEPT)
-        run_events, known = new, None
-        if low > 0:
-            earlier, known = self._events(low, high, readback=True)
-            if known is None or known.num_rows:  # new runs only (known empty): nothing to add
-                run_events = t.union(new, t.parse_events(earlier)).persist(KEPT)
-        # a batch the driver read is known to hold generic events or not; their tables need none
-        generic = table is None or source.holds_generic(table)
-        # facet values as a literal map when the driver read them all and they are few
+        one = self.size_for(high - low)
+        table = self._read_here(low, high)
+        known = self._read_here(low, high, readback=True) if low > 0 else None
         read_here = table is not None and (low == 0 or known is not None)
-        inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
-        frames = model_frames(new, run_events, generic=generic, inline=inline)
+        earlier = known if known is not None and known.num_rows else None
         tick = time.perf_counter()
-        publish.stage(self.store, frames.tables, self.shuffle_partitions())
+        plans = self._batch_plans() if read_here and one else None
+        if plans is not None:
+            assert table is not None
+            plans.stage(self.store, table, earlier)
+        else:
+            self._stage_batch(low, high, table, known)
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
@@ -178,10 +181,6 @@ class Pipeline:
         self._merge_per_event = rate if previous is None else (rate + previous) / 2
         result.stages["merge"] = result.stages.get("merge", 0.0) + merged
         self.progress("merge")
-        frames.release()
-        new.unpersist()
-        if run_events is not new:
-            run_events.unpersist()
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
         log.info(
@@ -192,10 +191,36 @@ class Pipeline:
             merged,
         )
 
+    def _stage_batch(self, low: int, high: int, table: pa.Table | None, known: pa.Table | None) -> None:
+        """Build and stage the model rows of the events of (low, high]; `table` and `known`: the
+        events and their runs' earlier events, where the driver read them (`_read_here`)."""
+        new = t.parse_events(self._events(low, high, table)).persist(KEPT)
+        run_events = new
+        if low > 0 and (known is None or known.num_rows):  # new runs only (known empty): nothing to add
+            earlier = self._events(low, high, known, readback=True)
+            run_events = t.union(new, t.parse_events(earlier)).persist(KEPT)
+        # a batch the driver read is known to hold generic events or not; their tables need none
+        generic = table is None or source.holds_generic(table)
+        # facet values as a literal map when the driver read them all and they are few
+        read_here = table is not None and (low == 0 or known is not None)
+        inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
+        frames = model_frames(new, run_events, generic=generic, inline=inline)
+        publish.stage(self.store, frames.tables, self.shuffle_partitions())
+        frames.release()
+        new.unpersist()
+        if run_events is not new:
+            run_events.unpersist()
+
+    def _batch_plans(self) -> BatchPlans | None:
+        """The plans of small batches (`replan`), made on first use; None on a cluster."""
+        if self._plans is None and BatchPlans.usable(self.spark):
+            self._plans = BatchPlans(self.spark)
+        return self._plans
+
     def shuffle_partitions(self) -> int:
         return int(self.spark.conf.get("spark.sql.shuffle.partitions") or self.parallelism)
 
-    def size_for(self, rows: int) -> None:
+    def size_for(self, rows: int) -> bool:
         """Set the session for a batch of about `rows` rows (every batch, the graph stage and
         retention's refresh do, before building their frames): about one shuffle partition per
         _EVENTS_PER_PARTITION rows, at least one per core (and one in all below that many rows:
@@ -215,6 +240,7 @@ class Pipeline:
         compiled = rows >= _CODEGEN_ROWS
         self.spark.conf.set("spark.sql.codegen.wholeStage", "true" if compiled else "false")
         self.spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if compiled else "NO_CODEGEN")
+        return one
 
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
