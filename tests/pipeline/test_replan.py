@@ -30,9 +30,9 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[replan.Shape]:
     seen: list[replan.Shape] = []
     build = replan.BatchPlans._build
 
-    def counted(plans: replan.BatchPlans, shape: replan.Shape) -> Any:
+    def counted(plans: replan.BatchPlans, shape: replan.Shape, *leaves: Any) -> Any:
         seen.append(shape)
-        return build(plans, shape)
+        return build(plans, shape, *leaves)
 
     monkeypatch.setattr(replan.BatchPlans, "_build", counted)
     return seen

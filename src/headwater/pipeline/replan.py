@@ -75,33 +75,45 @@ class BatchPlans:
         self.spark = spark
         self.folder = Path(tempfile.mkdtemp(prefix="headwater-batch-"))
         weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self._events = _Leaf(spark, self.folder / "events")
-        self._earlier = _Leaf(spark, self.folder / "earlier")
+        self._leaves: tuple[_Leaf, _Leaf] | None = None  # the events, their runs' earlier events
         self._built: dict[Shape, _Built] = {}
+        self._seen: set[Shape] = set()
 
     @staticmethod
     def usable(spark: SparkSession) -> bool:
         """Whether the session's executors read the driver's files (a local master)."""
         return (spark.sparkContext.master or "").startswith("local")
 
-    def stage(self, store: EventStore, events: pa.Table, earlier: pa.Table | None) -> None:
+    def stage(self, store: EventStore, events: pa.Table, earlier: pa.Table | None) -> bool:
         """Stage the model rows of `events` (compact rows as `source.events_here` reads them),
-        `earlier` holding their runs' earlier events (None: there are none), in one partition."""
+        `earlier` holding their runs' earlier events (None: there are none), in one partition;
+        False, having done nothing, the first time a shape comes: building its plans costs a
+        batch more than building its frames once (a cold JVM reading its first Parquet file),
+        which a one-off run of one batch would never repay."""
         shape = Shape(generic=source.holds_generic(events), earlier=earlier is not None)
-        self._events.put(events)
+        if shape not in self._seen:
+            self._seen.add(shape)
+            return False
+        if self._leaves is None:
+            self._leaves = (
+                _Leaf(self.spark, self.folder / "events"),
+                _Leaf(self.spark, self.folder / "earlier"),
+            )
+        self._leaves[0].put(events)
         if earlier is not None:
-            self._earlier.put(earlier)
-        built = self._built.get(shape) or self._build(shape)
+            self._leaves[1].put(earlier)
+        built = self._built.get(shape) or self._build(shape, *self._leaves)
         kept = [self._fresh(frame).persist(KEPT) for frame in built.kept]
         try:
             publish.stage_rows(store, self._fresh(built.rows))
         finally:
             for frame in kept:
                 frame.unpersist()
+        return True
 
-    def _build(self, shape: Shape) -> _Built:
-        new = t.parse_events(self._events.frame)
-        run_events = t.union(new, t.parse_events(self._earlier.frame)) if shape.earlier else new
+    def _build(self, shape: Shape, events: _Leaf, earlier: _Leaf) -> _Built:
+        new = t.parse_events(events.frame)
+        run_events = t.union(new, t.parse_events(earlier.frame)) if shape.earlier else new
         frames = model_frames(new, run_events, generic=shape.generic)
         frames.release()  # built to be run again: each pass keeps fresh ones (`stage`)
         firsts = [new] if run_events is new else [new, run_events]

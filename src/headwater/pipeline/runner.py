@@ -164,10 +164,7 @@ class Pipeline:
         earlier = known if known is not None and known.num_rows else None
         tick = time.perf_counter()
         plans = self._batch_plans() if read_here and one else None
-        if plans is not None:
-            assert table is not None
-            plans.stage(self.store, table, earlier)
-        else:
+        if plans is None or table is None or not plans.stage(self.store, table, earlier):
             self._stage_batch(low, high, table, known)
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
@@ -195,21 +192,24 @@ class Pipeline:
         """Build and stage the model rows of the events of (low, high]; `table` and `known`: the
         events and their runs' earlier events, where the driver read them (`_read_here`)."""
         new = t.parse_events(self._events(low, high, table)).persist(KEPT)
-        run_events = new
-        if low > 0 and (known is None or known.num_rows):  # new runs only (known empty): nothing to add
-            earlier = self._events(low, high, known, readback=True)
-            run_events = t.union(new, t.parse_events(earlier)).persist(KEPT)
-        # a batch the driver read is known to hold generic events or not; their tables need none
-        generic = table is None or source.holds_generic(table)
-        # facet values as a literal map when the driver read them all and they are few
-        read_here = table is not None and (low == 0 or known is not None)
-        inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
-        frames = model_frames(new, run_events, generic=generic, inline=inline)
-        publish.stage(self.store, frames.tables, self.shuffle_partitions())
-        frames.release()
-        new.unpersist()
-        if run_events is not new:
-            run_events.unpersist()
+        kept = [new]
+        try:
+            run_events = new
+            if low > 0 and (known is None or known.num_rows):  # new runs only (known empty): nothing to add
+                earlier = self._events(low, high, known, readback=True)
+                run_events = t.union(new, t.parse_events(earlier)).persist(KEPT)
+                kept.append(run_events)
+            # a batch the driver read is known to hold generic events or not; their tables need none
+            generic = table is None or source.holds_generic(table)
+            # facet values as a literal map when the driver read them all and they are few
+            read_here = table is not None and (low == 0 or known is not None)
+            inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
+            frames = model_frames(new, run_events, generic=generic, inline=inline)
+            kept.extend(frames.persisted)
+            publish.stage(self.store, frames.tables, self.shuffle_partitions())
+        finally:  # a failed batch leaves nothing in memory either
+            for frame in kept:
+                frame.unpersist()
 
     def _batch_plans(self) -> BatchPlans | None:
         """The plans of small batches (`replan`), made on first use; None on a cluster."""
