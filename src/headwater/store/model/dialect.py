@@ -3,6 +3,7 @@ backend or URL: the rest of the model's SQL is written once for both."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from headwater.store.base import EventStore
@@ -22,6 +23,18 @@ class Dialect:
     def sql(self, query: str) -> str:
         """The query with `?` placeholders turned into the driver's."""
         return query if self.marks == "?" else query.replace("?", self.marks)
+
+    def emptying(self, tables: Sequence[str], *, large: bool = False) -> list[str]:
+        """The statements that empty `tables`; `large`: they hold many rows (a large batch's).
+        PostgreSQL's DELETE leaves a table its dead rows, and its pages, until a vacuum: after a
+        batch of 200,000 events the staging tables held 212 MB of them, which every later merge
+        scanned and the planner counted as rows (it then hashed whole model tables against a few
+        staged runs: the merge of +1,000 events on 1,000,000 took 1.6 s, 0.2 s on SQLite). Its
+        TRUNCATE gives the pages back, but costs about 100 ms for the ~30 staging tables, more
+        than a small batch's DELETE."""
+        if large and self.backend == "postgresql":
+            return [f"TRUNCATE {', '.join(tables)}"] if tables else []
+        return [f"DELETE FROM {table}" for table in tables]
 
     def json_text(self, column: str, key: str) -> str:
         """The text of `key` in the JSON object held as text in `column`."""

@@ -11,11 +11,13 @@ from headwater.store.base import EventStore
 from headwater.store.deletions_sql import clear_deletions
 from headwater.store.generic_sql import number_model_elements
 from headwater.store.model import checkpoint
-from headwater.store.model.dialect import dialect_of
+from headwater.store.model.dialect import Dialect, dialect_of
 from headwater.store.model.lock import PipelineBusy
+from headwater.store.model.staging import SCRATCH
 from headwater.store.model.tables import FACT_TABLES, GRAPH_INPUTS, GRAPH_TABLES, RUN_SCOPED, TABLES, Table
 
 _GRAPH_NAMES = frozenset(t.name for t in GRAPH_TABLES)
+LARGE_BATCH = 20_000  # events from which a batch's staging is emptied as large (`Dialect.emptying`)
 
 
 def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> bool:
@@ -38,7 +40,7 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
         if not graph_changed and graph_checkpoint == checkpoint_from:
             graph_checkpoint = checkpoint_to
         checkpoint.advance(store, cur, checkpoint_to, graph_checkpoint)
-        clear_staged(cur)
+        clear_staged(store, cur, large=checkpoint_to - checkpoint_from >= LARGE_BATCH)
     return graph_changed
 
 
@@ -57,23 +59,25 @@ def merge_staged(store: EventStore, cur: Any) -> bool:
     """Inside the caller's transaction: the staged facts merged into the model by each table's
     rule, job and dataset versions recounted, browse ids for new datasets and jobs. Returns
     whether the graph's inputs changed."""
+    dialect = dialect_of(store)
+    staged_run = dialect.in_subquery("run_id", "SELECT run_id FROM stage_runs")
     # job versions the touched runs used before, to recount after the runs change
     cur.execute(
-        "INSERT INTO stage_touched_versions SELECT r.job_version FROM runs r "
-        "WHERE r.job_version IS NOT NULL AND r.run_id IN (SELECT run_id FROM stage_runs)"
+        "INSERT INTO stage_touched_versions SELECT job_version FROM runs "
+        f"WHERE job_version IS NOT NULL AND {staged_run}"
     )
     cur.execute(
         "INSERT INTO stage_touched_versions SELECT job_version FROM stage_runs WHERE job_version IS NOT NULL"
     )
     cur.execute(
         "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM dataset_version_runs "
-        "WHERE run_id IN (SELECT run_id FROM stage_runs)"
+        f"WHERE {staged_run}"
     )
     cur.execute(
         "INSERT INTO stage_touched_dataset_versions SELECT version_id FROM stage_dataset_version_runs"
     )
     for name in RUN_SCOPED:
-        cur.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM stage_runs)")
+        cur.execute(f"DELETE FROM {name} WHERE {staged_run}")
     cur.execute(
         "SELECT COUNT(*) FROM stage_jobs s LEFT JOIN jobs j ON j.node_id = s.node_id "
         "WHERE s.current_version IS NOT NULL "
@@ -92,53 +96,51 @@ def merge_staged(store: EventStore, cur: Any) -> bool:
         _merge_table(store, cur, table)
         if table.name in GRAPH_INPUTS and cur.rowcount:
             graph_changed = True
-    _recount_job_versions(cur)
-    _recount_dataset_versions(cur)
+    _recount_job_versions(cur, dialect)
+    _recount_dataset_versions(cur, dialect)
     number_model_elements(cur, "stage_datasets", "stage_jobs")  # browse ids on first sight
     return graph_changed
 
 
-def clear_staged(cur: Any) -> None:
-    """Empty the fact tables' staging and the recount scratch tables."""
-    for table in FACT_TABLES:
-        cur.execute(f"DELETE FROM {table.stage}")
-    cur.execute("DELETE FROM stage_touched_versions")
-    cur.execute("DELETE FROM stage_touched_dataset_versions")
+def clear_staged(store: EventStore, cur: Any, *, large: bool = True) -> None:
+    """Empty the fact tables' staging and the recount scratch tables (`large`: of a large batch,
+    `Dialect.emptying`)."""
+    tables = [table.stage for table in FACT_TABLES] + list(SCRATCH)
+    for statement in dialect_of(store).emptying(tables, large=large):
+        cur.execute(statement)
 
 
-def _recount_job_versions(cur: Any) -> None:
-    touched = "SELECT version_id FROM stage_touched_versions"
+def _recount_job_versions(cur: Any, dialect: Dialect) -> None:
+    touched = dialect.in_subquery("version_id", "SELECT version_id FROM stage_touched_versions")
     started = "COALESCE(r.started_at, r.first_event_time)"
     cur.execute(
         "UPDATE job_versions SET "
         f"created_at = (SELECT MIN({started}) FROM runs r WHERE r.job_version = job_versions.version_id), "
         f"updated_at = (SELECT MAX({started}) FROM runs r WHERE r.job_version = job_versions.version_id), "
         "run_count = (SELECT COUNT(*) FROM runs r WHERE r.job_version = job_versions.version_id) "
-        f"WHERE version_id IN ({touched})"
+        f"WHERE {touched}"
     )
-    cur.execute(
-        "DELETE FROM job_version_io WHERE version_id IN "
-        f"(SELECT v.version_id FROM job_versions v WHERE v.run_count = 0 AND v.version_id IN ({touched}))"
-    )
-    cur.execute(f"DELETE FROM job_versions WHERE run_count = 0 AND version_id IN ({touched})")
+    unused = f"SELECT version_id FROM job_versions WHERE run_count = 0 AND {touched}"
+    cur.execute(f"DELETE FROM job_version_io WHERE {dialect.in_subquery('version_id', unused)}")
+    cur.execute(f"DELETE FROM job_versions WHERE run_count = 0 AND {touched}")
 
 
-def _recount_dataset_versions(cur: Any) -> None:
+def _recount_dataset_versions(cur: Any, dialect: Dialect) -> None:
     """A dataset version's creation is its earliest write; a version no run wrote any more (a
     run's early events named content its later events replaced) is removed."""
-    touched = "SELECT version_id FROM stage_touched_dataset_versions"
+    touched = dialect.in_subquery("version_id", "SELECT version_id FROM stage_touched_dataset_versions")
     first = (
         "(SELECT {col} FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id "
         "ORDER BY l.event_time, l.event_seq LIMIT 1)"
     )
     cur.execute(
-        f"DELETE FROM dataset_versions WHERE version_id IN ({touched}) AND NOT EXISTS "
+        f"DELETE FROM dataset_versions WHERE {touched} AND NOT EXISTS "
         "(SELECT 1 FROM dataset_version_runs l WHERE l.version_id = dataset_versions.version_id)"
     )
     cur.execute(
         f"UPDATE dataset_versions SET created_at = {first.format(col='l.event_time')}, "
         f"created_seq = {first.format(col='l.event_seq')}, created_by_run = {first.format(col='l.run_id')} "
-        f"WHERE version_id IN ({touched})"
+        f"WHERE {touched}"
     )
 
 

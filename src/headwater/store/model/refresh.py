@@ -111,7 +111,7 @@ def keep_doomed_keys(store: EventStore) -> None:
             cur.execute(
                 f"CREATE TABLE {_key_table(name)} AS SELECT DISTINCT {', '.join(key)} FROM stage_{name}"
             )
-        clear_staged(cur)
+        clear_staged(store, cur)
         source = dialect_of(store).json_text("v.value", "name")
         cur.execute(
             f"INSERT INTO {_key_table('datasets')} SELECT DISTINCT f.node_id FROM dataset_facets f "
@@ -141,7 +141,7 @@ def refold(store: EventStore) -> None:
         merge_staged(store, cur)
         _recompute_namespaces(cur)
         _sweep(cur)
-        clear_staged(cur)
+        clear_staged(store, cur)
         checkpoint.forget_graph(store, cur)
 
 

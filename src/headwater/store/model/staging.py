@@ -31,7 +31,7 @@ from headwater.store.model.tables import TABLES
 TAGGED = pa.schema([("table", pa.string()), ("values", pa.string())])
 TaggedRow = tuple[str, str]
 _CHUNK = 5_000  # rows an executor writes at a time
-_SCRATCH = ("stage_touched_versions", "stage_touched_dataset_versions")
+SCRATCH = ("stage_touched_versions", "stage_touched_dataset_versions")
 
 
 def staging_folder(store: EventStore) -> Path:
@@ -52,10 +52,10 @@ def prepare_staging(store: EventStore) -> None:
                 f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {table.stage} AS "
                 f"SELECT {', '.join(table.columns)} FROM {table.name} {dialect.no_rows}"
             )
-            cur.execute(f"DELETE FROM {table.stage}")
-        for scratch in _SCRATCH:
+        for scratch in SCRATCH:
             cur.execute(f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
-            cur.execute(f"DELETE FROM {scratch}")
+        for statement in dialect.emptying([table.stage for table in TABLES.values()] + list(SCRATCH)):
+            cur.execute(statement)
 
 
 @dataclass(frozen=True)
