@@ -121,6 +121,7 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
     import uvicorn
 
     from headwater.api.app import create_app
+    from headwater.api.workers import reuse_port_supported, run_workers
     from headwater.store import open_store
 
     try:
@@ -147,18 +148,25 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
         ),
         err=True,
     )
+    server_options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level.lower(),
+        "access_log": settings.log_level.lower() == "debug",
+        "loop": "uvloop",
+        "http": "headwater.api.http_protocol:IngestProtocol",  # uvicorn's httptools, ingest leaner
+    }
     try:
-        uvicorn.run(
-            app,
-            factory=settings.workers > 1,
-            workers=settings.workers,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level.lower(),
-            access_log=settings.log_level.lower() == "debug",
-            loop="uvloop",
-            http="headwater.api.http_protocol:IngestProtocol",  # uvicorn's httptools, ingest leaner
-        )
+        if settings.workers > 1 and reuse_port_supported():
+            try:
+                status = run_workers(settings.workers, {"app": app, "factory": True, **server_options})
+            except OSError as exc:
+                where = f"{settings.host}:{settings.port}"
+                raise click.ClickException(f"cannot listen on {where}: {exc}") from None
+            if status:
+                raise click.ClickException(f"a server process exited with status {status}")
+            return
+        uvicorn.run(app, factory=settings.workers > 1, workers=settings.workers, **server_options)
     finally:
         store.close()
 

@@ -134,22 +134,29 @@ class GroupCommitWriter:
             first = self._queue.get()
             if first is None:
                 return
-            group = [first]
-            size = len(first.events)
-            stop = False
-            while size < self.max_events:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    stop = True
-                    break
-                group.append(item)
-                size += len(item.events)
-            self._commit(group)
+            # The group is gathered once the store lets this process write: what was sent while
+            # another process's writer committed goes into this commit, not the one after.
+            with self.store.write_turn():
+                group, stop = self._gather(first)
+                self._commit(group)
             if stop:
                 return
+
+    def _gather(self, first: _Pending) -> tuple[list[_Pending], bool]:
+        """The requests waiting behind `first`, up to `max_events` events; and whether `close`
+        was asked meanwhile."""
+        group = [first]
+        size = len(first.events)
+        while size < self.max_events:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                return group, True
+            group.append(item)
+            size += len(item.events)
+        return group, False
 
     def _commit(self, group: list[_Pending]) -> None:
         for generic in (False, True):

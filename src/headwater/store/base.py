@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +103,14 @@ class EventStore(GraphReader, VerticalReader, StatsReader, DeletionMarkers, ABC)
     @abstractmethod
     def schema_version(self) -> int:
         """The newest migration applied (0 for an empty database)."""
+
+    @contextmanager
+    def write_turn(self) -> Iterator[None]:
+        """Wait until this process may write, and keep that turn for the writes made inside
+        (transactions included). Where writers take turns (SQLite), the group commit gathers its
+        events only once its turn has come, so that the events sent while another process
+        committed join this commit instead of waiting for the next. A no-op elsewhere."""
+        yield
 
     @abstractmethod
     def append(self, events: Sequence[Event], received_at: str) -> list[bool]:

@@ -48,7 +48,10 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc}") from None
         self._local = threading.local()
         self._idle: list[sqlite3.Connection] = []  # read connections waiting to be lent
-        self._write_lock = threading.Lock()
+        # Held by the thread whose turn it is to write (re-entered by its transactions), beside
+        # the process lock: `_turns` counts how deep, under it.
+        self._write_lock = threading.RLock()
+        self._turns = 0
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._writer = self._connect()
@@ -129,8 +132,23 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             raise StoreUnavailable(f"SQLite read failed: {exc}") from None
 
     @contextmanager
+    def write_turn(self) -> Iterator[None]:
+        """This thread's turn to write, among the threads of this process and the writers of
+        other processes (which queue on the lock file); the transactions inside keep it."""
+        with self._write_lock:
+            if self._turns == 0:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            self._turns += 1
+            try:
+                yield
+            finally:
+                self._turns -= 1
+                if self._turns == 0:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    @contextmanager
     def _writing(self) -> Iterator[Any]:
-        with self._write_lock, self._process_lock():
+        with self.write_turn():
             cur = self._writer.cursor()
             try:
                 cur.execute("BEGIN IMMEDIATE")
@@ -154,7 +172,7 @@ class SqliteEventStore(GenericSql, SqlEventStore):
         under its alias, serialized with every other writer: rows move between the files inside
         SQLite, not through Python. SQLite attaches only outside a transaction, so this runs on a
         connection of its own, under the same locks as the store's writer."""
-        with self._write_lock, self._process_lock():
+        with self.write_turn():
             try:
                 conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
                 conn.execute("PRAGMA synchronous=FULL")
@@ -176,14 +194,6 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             finally:
                 cur.close()
                 conn.close()
-
-    @contextmanager
-    def _process_lock(self) -> Iterator[None]:
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def _name_match(self, index: str, q: str) -> tuple[str, str]:
         """Names holding `q` through the trigram tables of migration 0005 (3 characters or more;

@@ -1,0 +1,90 @@
+"""`headwater serve --workers N`: N server processes, each accepting connections on a socket of its
+own, bound with SO_REUSEPORT to the same address, so that the kernel spreads connections among them.
+
+uvicorn's own supervisor binds one socket and every worker accepts on it; the worker that wakes
+first takes every connection waiting, so a client opening its connections at once (a producer's
+pool, the benchmark's 32 or 4) gave one worker nearly all of them and left the other core idle
+(bench/README.md, "Single POSTs and the two worker processes"). What this leaves out of uvicorn's
+supervisor: replacing a worker that died (the others go on serving the port) and the SIGHUP,
+SIGTTIN and SIGTTOU controls. Without SO_REUSEPORT (not Linux or BSD) `serve` uses uvicorn's.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import socket
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def reuse_port_supported() -> bool:
+    return hasattr(socket, "SO_REUSEPORT")
+
+
+def reuse_port_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port beside the other workers' (not listening yet)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _worker(options: dict[str, Any]) -> None:
+    """One server process: uvicorn on a socket of its own (runs in a spawned process)."""
+    import uvicorn
+
+    config = uvicorn.Config(**options)
+    try:
+        sock = reuse_port_socket(config.host, config.port)
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", config.host, config.port, exc)
+        raise SystemExit(1) from None
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def run_workers(workers: int, options: dict[str, Any]) -> int:
+    """Run `workers` server processes with uvicorn's `options` (an app factory's import string,
+    host, port...) until each has stopped; SIGINT and SIGTERM stop them all gracefully. Returns
+    the exit status: 0, or that of a worker that failed before it was asked to stop."""
+    # Fail here, once, when the port is taken by something else (a socket without SO_REUSEPORT).
+    reuse_port_socket(options["host"], options["port"]).close()
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_worker, args=(options,), name=f"headwater-worker-{n}") for n in range(workers)
+    ]
+    stopping = False
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        for process in processes:
+            if process.pid is not None and process.exitcode is None:
+                # SIGTERM: a worker that got Ctrl+C's SIGINT too then still shuts down gracefully
+                # (a second SIGINT would make uvicorn drop its open connections).
+                process.terminate()
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        for process in processes:
+            if not stopping:
+                process.start()
+        for process in processes:
+            if process.pid is not None:
+                process.join()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    failed = [p.exitcode for p in processes if p.exitcode]
+    return 0 if stopping or not failed else int(failed[0] or 1)
