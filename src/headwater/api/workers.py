@@ -4,9 +4,9 @@ own, bound with SO_REUSEPORT to the same address, so that the kernel spreads con
 uvicorn's own supervisor binds one socket and every worker accepts on it; the worker that wakes
 first takes every connection waiting, so a client opening its connections at once (a producer's
 pool, the benchmark's 32 or 4) gave one worker nearly all of them and left the other core idle
-(bench/README.md, "Single POSTs and the two worker processes"). What this leaves out of uvicorn's
-supervisor: replacing a worker that died (the others go on serving the port) and the SIGHUP,
-SIGTTIN and SIGTTOU controls. Without SO_REUSEPORT (not Linux or BSD) `serve` uses uvicorn's.
+(bench/README.md, "Single POSTs and the two worker processes"). Like uvicorn's supervisor, this
+one replaces a worker that died (`run_workers`); it leaves out its SIGHUP, SIGTTIN and SIGTTOU
+controls. Without SO_REUSEPORT (not Linux or BSD) `serve` uses uvicorn's.
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ import logging
 import multiprocessing
 import signal
 import socket
+import time
+from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SETTLED_SECONDS = 5.0  # a worker that dies after serving this long is replaced (else it could not start)
 
 
 def reuse_port_supported() -> bool:
@@ -56,35 +60,57 @@ def _worker(options: dict[str, Any]) -> None:
 
 def run_workers(workers: int, options: dict[str, Any]) -> int:
     """Run `workers` server processes with uvicorn's `options` (an app factory's import string,
-    host, port...) until each has stopped; SIGINT and SIGTERM stop them all gracefully. Returns
-    the exit status: 0, or that of a worker that failed before it was asked to stop."""
+    host, port...) until SIGINT or SIGTERM stops them all gracefully. A worker that dies after it
+    has served for `SETTLED_SECONDS` is replaced by a new one; one that dies sooner (it could not
+    start) is not, and the others go on. Returns the exit status: 0, or that of a worker that
+    failed before it was asked to stop and was not replaced."""
     # Fail here, once, when the port is taken by something else (a socket without SO_REUSEPORT).
     reuse_port_socket(options["host"], options["port"]).close()
     context = multiprocessing.get_context("spawn")
-    processes = [
-        context.Process(target=_worker, args=(options,), name=f"headwater-worker-{n}") for n in range(workers)
-    ]
     stopping = False
+    running: dict[int, tuple[BaseProcess, float]] = {}  # worker number → (process, started)
+    failed: list[int] = []
+
+    def start(number: int) -> None:
+        process = context.Process(target=_worker, args=(options,), name=f"headwater-worker-{number}")
+        process.start()
+        running[number] = (process, time.monotonic())
 
     def stop(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
-        for process in processes:
-            if process.pid is not None and process.exitcode is None:
+        for process, _ in running.values():
+            if process.exitcode is None:
                 # SIGTERM: a worker that got Ctrl+C's SIGINT too then still shuts down gracefully
                 # (a second SIGINT would make uvicorn drop its open connections).
                 process.terminate()
 
     previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
     try:
-        for process in processes:
+        for number in range(workers):
             if not stopping:
-                process.start()
-        for process in processes:
-            if process.pid is not None:
-                process.join()
+                start(number)
+        while running:
+            # a second at most: a stop signal is seen within it
+            wait([process.sentinel for process, _ in running.values()], timeout=1.0)
+            for number, (process, started) in list(running.items()):
+                if process.exitcode is None:
+                    continue
+                del running[number]
+                if stopping:
+                    continue
+                served = time.monotonic() - started
+                if served >= SETTLED_SECONDS:
+                    log.warning(
+                        "server process %s exited with status %s after %.0f s: starting another",
+                        process.pid,
+                        process.exitcode,
+                        served,
+                    )
+                    start(number)
+                elif process.exitcode:
+                    failed.append(process.exitcode)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    failed = [p.exitcode for p in processes if p.exitcode]
-    return 0 if stopping or not failed else int(failed[0] or 1)
+    return 0 if stopping or not failed else failed[0]
