@@ -9,7 +9,8 @@ leaves list their files again, and runs the same analysed plans in new query exe
 query execution keeps its physical plan, and running that again would reuse its shuffle outputs
 and its file listing. Only the optimizer and the physical planning run each pass.
 
-Local masters only: on a cluster, the executors could not read the driver's folder.
+Local masters only: on a cluster, the executors could not read the driver's folder. The folder
+is in the driver's Spark folder (`SparkFiles.getRootDirectory()`), removed with it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyspark import SparkFiles
 from pyspark.sql import DataFrame, SparkSession
 
 from headwater.pipeline import publish, source
@@ -73,7 +75,9 @@ class BatchPlans:
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
-        self.folder = Path(tempfile.mkdtemp(prefix="headwater-batch-"))
+        # inside the driver's own Spark folder, which Spark's JVM removes as it exits, even when
+        # this process ends without running its exit handlers
+        self.folder = Path(tempfile.mkdtemp(prefix="headwater-batch-", dir=SparkFiles.getRootDirectory()))
         weakref.finalize(self, shutil.rmtree, self.folder, True)
         self._leaves: tuple[_Leaf, _Leaf] | None = None  # the events, their runs' earlier events
         self._built: dict[Shape, _Built] = {}
