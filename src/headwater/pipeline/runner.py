@@ -165,7 +165,7 @@ class Pipeline:
         tick = time.perf_counter()
         plans = self._batch_plans() if read_here and one else None
         if plans is None or table is None or not plans.stage(self.store, table, earlier):
-            self._stage_batch(low, high, table, known)
+            self._stage_batch(low, high, table, known, read_here=read_here)
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
@@ -188,9 +188,12 @@ class Pipeline:
             merged,
         )
 
-    def _stage_batch(self, low: int, high: int, table: pa.Table | None, known: pa.Table | None) -> None:
+    def _stage_batch(
+        self, low: int, high: int, table: pa.Table | None, known: pa.Table | None, *, read_here: bool
+    ) -> None:
         """Build and stage the model rows of the events of (low, high]; `table` and `known`: the
-        events and their runs' earlier events, where the driver read them (`_read_here`)."""
+        events and their runs' earlier events, where the driver read them (`_read_here`);
+        `read_here`: the driver read all the batch needs."""
         new = t.parse_events(self._events(low, high, table)).persist(KEPT)
         kept = [new]
         try:
@@ -202,7 +205,6 @@ class Pipeline:
             # a batch the driver read is known to hold generic events or not; their tables need none
             generic = table is None or source.holds_generic(table)
             # facet values as a literal map when the driver read them all and they are few
-            read_here = table is not None and (low == 0 or known is not None)
             inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
             frames = model_frames(new, run_events, generic=generic, inline=inline)
             kept.extend(frames.persisted)
