@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +329,25 @@ def test_serve_consumes_kafka_and_reports_metrics_and_status(
     assert "31 event(s), 1 dead letter(s)" in result.output
     assert f"group {settings.kafka_group_id}: lag 0 on 2 partition(s)" in result.output
     assert f"{topic}[0] committed" in result.output and "no metrics" in result.output
+
+
+def test_consumers_of_a_group_are_dealt_partitions_in_turn(
+    new_topic: Callable[[int], str],
+    kafka_settings: MakeSettings,
+    store: EventStore,
+    consumers: list[KafkaIngester],
+) -> None:
+    """Two consumers of four partitions own 0 and 2, and 1 and 3 (round robin), not 0-1 and 2-3 (range,
+    librdkafka's default), so that the busy partitions of keyed events are less often one
+    consumer's; `kafka_options` can still choose another strategy."""
+    topic = new_topic(4)
+    settings = kafka_settings(topic)
+    first, second = consume(settings, store, consumers), consume(settings, store, consumers)
+    wait_for(lambda: len(first.assigned) == len(second.assigned) == 2, 30, "two partitions each")
+    owned = sorted([[p for _, p in first.assigned], [p for _, p in second.assigned]])
+    assert owned == [[0, 2], [1, 3]]
+    ranged = replace(settings, kafka_options=(("partition.assignment.strategy", "range"),))
+    assert consumer_config(ranged)["partition.assignment.strategy"] == "range"
 
 
 def test_options_pass_through_but_cannot_turn_on_auto_commit() -> None:
