@@ -36,7 +36,6 @@ class Checkpointer:
     def __init__(self, path: Path, seconds: float = CHECKPOINT_SECONDS) -> None:
         self.path = path
         self.seconds = seconds
-        self.checkpoints = 0  # checkpoints run, for tests
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -53,9 +52,14 @@ class Checkpointer:
         with self._lock:
             if self._pid == os.getpid() or self._stop.is_set():
                 return
-            self._pid = os.getpid()
-            self._thread = threading.Thread(target=self._run, name="headwater-checkpoint", daemon=True)
-            self._thread.start()
+            self._pid = os.getpid()  # set first: a thread that cannot start is not tried again
+            thread = threading.Thread(target=self._run, name="headwater-checkpoint", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError as exc:  # out of threads: the commits' backstop checkpoints
+                log.warning("cannot start the checkpoint thread of %s: %s", self.path, exc)
+                return
+            self._thread = thread
 
     def _run(self) -> None:
         try:
@@ -71,7 +75,6 @@ class Checkpointer:
                 self._wake.clear()
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    self.checkpoints += 1
                 except sqlite3.Error as exc:  # the commits' backstop checkpoints instead
                     log.debug("checkpoint of %s failed: %s", self.path, exc)
                 if self._stop.wait(self.seconds):

@@ -161,13 +161,14 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             try:
                 yield cur
                 cur.execute("COMMIT")
-                self._checkpointer.committed()
             except BaseException as exc:
                 if self._writer.in_transaction:
                     self._writer.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.OperationalError):
                     raise StoreUnavailable(f"SQLite write failed: {exc}") from None
                 raise
+            else:  # committed: nothing here may make the commit look failed
+                self._checkpointer.committed()
             finally:
                 cur.close()
 
@@ -190,13 +191,14 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             try:
                 yield cur
                 conn.execute("COMMIT")
-                self._checkpointer.committed()
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.OperationalError):
                     raise StoreUnavailable(f"SQLite write failed: {exc}") from None
                 raise
+            else:
+                self._checkpointer.committed()
             finally:
                 cur.close()
                 conn.close()
