@@ -81,9 +81,11 @@ def spark_session(
     app_name: str = "headwater-pipeline",
     driver_memory: str = "4g",
     java_options: str = "",
+    ui: bool = False,
 ) -> SparkSession:
     """A SparkSession for the pipeline (the pipeline registers its `headwater` data source when
-    it first reads through it)."""
+    it first reads through it). `ui`: Spark's web UI and its REST API on (bench/spark_profile.py
+    reads each stage's timings there); off by default: it costs every job some bookkeeping."""
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -92,7 +94,7 @@ def spark_session(
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", "true" if ui else "false")
         .config("spark.ui.showConsoleProgress", "false")
         # The pipeline sizes shuffles itself per batch (runner.py): adaptive execution re-plans
         # each of the ~30 shuffles of a batch one by one, which costs seconds on small batches.
