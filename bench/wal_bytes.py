@@ -1,0 +1,83 @@
+"""What SQLite writes to disk for each appended event: the bytes this process writes (the WAL's
+frames and the checkpoints that copy them back, from /proc/self/io's `wchar`) and its CPU, per
+event, appending in commits of `--size` events, with the store as it is or with one of its
+indexes on `events` dropped (`--drop NAME`, repeatable: one line each).
+
+    .venv/bin/python bench/wal_bytes.py [--size 16] [--events 6000] [--drop events_by_run ...]
+
+A commit writes every page it changed whole (8 KB), so a small group of events costs the pages
+of every index leaf its random keys touch. Small commits are what single POSTs make (groups of
+8-16 events from 32 connections), so this is where their write turns go (bench/README).
+SQLite only, in a temporary folder; the events are `EventFactory`'s, validated before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+import orjson
+
+from _common import EventFactory
+from headwater.events.model import Event
+from headwater.events.times import format_ticks, now_ticks
+from headwater.ingest.bodies import read_documents
+from headwater.ingest.service import validate_documents
+from headwater.store import open_store
+
+WARM = 2_000  # events stored before timing, so the indexes are not empty
+
+
+def written_bytes() -> int:
+    """Bytes this process has passed to write calls so far (Linux)."""
+    with open("/proc/self/io", encoding="ascii") as io:
+        for line in io:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    raise SystemExit("no wchar in /proc/self/io: Linux only")
+
+
+def validated(count: int) -> list[Event]:
+    stream = EventFactory().stream(count, seed=5)
+    body = b"[" + b",".join(orjson.dumps(next(stream)) for _ in range(count)) + b"]"
+    documents, _ = read_documents(body, "application/json", None, len(body) + 1, lazy=True)
+    return validate_documents(documents).events
+
+
+def measure(events: list[Event], size: int, drop: str | None) -> tuple[float, float]:
+    """(bytes written, CPU seconds) per event, appending all but the first WARM in commits of `size`."""
+    store = open_store(f"sqlite:///{tempfile.mkdtemp(prefix='headwater-wal-')}/wal.db")
+    try:
+        if drop is not None:
+            with store.transaction() as cur:
+                cur.execute(f"DROP INDEX {drop}")
+        store.append(events[:WARM], format_ticks(now_ticks()))
+        timed = events[WARM:]
+        start_bytes, start_cpu = written_bytes(), time.process_time()
+        for at in range(0, len(timed), size):
+            store.append(timed[at : at + size], format_ticks(now_ticks()))
+        time.sleep(1.0)  # the checkpointer thread copies the last commits back
+        return (written_bytes() - start_bytes) / len(timed), (time.process_time() - start_cpu) / len(timed)
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--size", type=int, default=16, help="events per commit [16]")
+    parser.add_argument("--events", type=int, default=6_000, help="events timed [6,000]")
+    parser.add_argument("--drop", action="append", default=[], help="an index on events to drop (repeatable)")
+    args = parser.parse_args()
+    events = validated(WARM + args.events)
+    print(f"commits of {args.size} events, {args.events:,} events timed")
+    for drop in [None, *args.drop]:
+        written, cpu = measure(events, args.size, drop)
+        label = f"without {drop}" if drop else "the store as it is"
+        print(f"  {label:36s} {written / 1024:6.1f} KB written/event  {cpu * 1e6:6.1f} µs CPU/event")
+
+
+if __name__ == "__main__":
+    main()
