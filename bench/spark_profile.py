@@ -6,7 +6,8 @@ Spark's REST API and Java Flight Recorder on, and print three views of the same 
     .venv/bin/python bench/spark_profile.py sqlite:////tmp/pb/pipeline.db
     PYTHONPATH=/tmp/base/src:. .venv/bin/python bench/spark_profile.py URL  # another checkout's code
 
-1. The pass: seconds, and `PassResult.stages` (transform+stage, merge, graph).
+1. The pass: seconds, and `PassResult.stages` (transform+stage, merge, graph); the driver's steps
+   of each batch; the rows published per table; the merge's slowest statements.
 2. Spark's stages in the order they started: seconds from the first, wall time, tasks, executor
    run time, run time / wall time (about 2 when both cores of local[2] are busy, near 0 when the
    stage waits), rows read and shuffled. The stages of a batch overlap: the summary line gives
@@ -84,6 +85,7 @@ def main() -> None:
         spark.conf.set(key, value)
     store = open_store(args.url)
     steps = _timed_steps()
+    statements = _timed_merge_statements()
     started = time.perf_counter()
     result = Pipeline(spark, store, dogfood=False, batch_events=args.batch_events).rebuild()
     seconds = time.perf_counter() - started
@@ -93,6 +95,9 @@ def main() -> None:
     for step, spans in steps.items():
         print(f"   {step:<42} {sum(spans):7.1f} s  ({', '.join(f'{x:.1f}' for x in spans)} s)")
     print("   rows published:", ", ".join(f"{name} {rows:,}" for name, rows in _model_rows(store).items()))
+    print("   the merge's statements (all batches), slowest first:")
+    for statement, spent in sorted(statements.items(), key=lambda item: -item[1])[:8]:
+        print(f"     {spent:7.1f} s  {statement}")
 
     context = spark.sparkContext
     port = (context.uiWebUrl or "http://localhost:4040").rsplit(":", 1)[1]
@@ -128,6 +133,40 @@ def _timed_steps() -> dict[str, list[float]]:
         spans[what] = []
         setattr(owner, name, _clocked(getattr(owner, name), spans[what]))
     return spans
+
+
+class _TimedCursor:
+    """A cursor whose statements are timed, by their first words (`_timed_merge_statements`)."""
+
+    def __init__(self, cursor: Any, seconds: dict[str, float]) -> None:
+        self._cursor = cursor
+        self._seconds = seconds
+
+    def execute(self, query: str, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self._cursor.execute(query, *args)
+        finally:
+            what = " ".join(query.split()[:3])
+            self._seconds[what] = self._seconds.get(what, 0.0) + time.perf_counter() - started
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def _timed_merge_statements() -> dict[str, float]:
+    """Time each statement of the merge's table by table part (`merge.merge_staged`): seconds by
+    the statement's first three words, over every batch."""
+    from headwater.store.model import merge
+
+    seconds: dict[str, float] = {}
+    staged = merge.merge_staged
+
+    def timed(store: Any, cursor: Any) -> bool:
+        return staged(store, _TimedCursor(cursor, seconds))
+
+    merge.merge_staged = timed  # type: ignore[assignment]
+    return seconds
 
 
 def _clocked(function: Any, spans: list[float]) -> Any:
