@@ -14,6 +14,7 @@ SQLite only, in a temporary folder; the events are `EventFactory`'s, validated b
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 
@@ -47,7 +48,8 @@ def validated(count: int) -> list[Event]:
 
 def measure(events: list[Event], size: int, drop: str | None) -> tuple[float, float]:
     """(bytes written, CPU seconds) per event, appending all but the first WARM in commits of `size`."""
-    store = open_store(f"sqlite:///{tempfile.mkdtemp(prefix='headwater-wal-')}/wal.db")
+    folder = tempfile.mkdtemp(prefix="headwater-wal-")
+    store = open_store(f"sqlite:///{folder}/wal.db")
     try:
         if drop is not None:
             with store.transaction() as cur:
@@ -61,6 +63,7 @@ def measure(events: list[Event], size: int, drop: str | None) -> tuple[float, fl
         return (written_bytes() - start_bytes) / len(timed), (time.process_time() - start_cpu) / len(timed)
     finally:
         store.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:
