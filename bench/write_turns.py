@@ -15,8 +15,9 @@ process's event loop holds).
 It runs `bench/ingest.py --backend sqlite` (scenario 1 unless told otherwise) with a
 `sitecustomize` module first on the servers' path that wraps `write_turn` with clocks; every
 5 seconds each server process appends its shares of that interval to a file, and this command
-prints their medians per process once the bench is done. The wrapper's own cost is two clock
-reads per turn.
+prints their medians per process once the bench is done, with each turn's wait for the lock (its
+99th percentile, the median of the intervals', and the longest wait of all). The wrapper's own
+cost is two clock reads per turn.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ if _store is not None:
     def _note(waited, held, used):
         pid = os.getpid()
         if _state["pid"] != pid:
-            _state.update(pid=pid, since=time.perf_counter(), waited=0.0, held=0.0, used=0.0, turns=0)
+            _state.update(pid=pid, since=time.perf_counter(), waited=0.0, held=0.0, used=0.0)
+            _state.update(turns=0, waits=[])
+        _state["waits"].append(waited)
         _state["waited"] += waited
         _state["held"] += held
         _state["used"] += used
@@ -72,9 +75,12 @@ if _store is not None:
         elapsed = time.perf_counter() - _state["since"]
         if elapsed >= 5.0:
             line = {k: _state[k] / elapsed for k in ("waited", "held", "used", "turns")}
+            waits = sorted(_state["waits"])
+            line["wait_p99"] = waits[int(len(waits) * 0.99)] * 1000 if waits else 0.0
+            line["wait_max"] = waits[-1] * 1000 if waits else 0.0
             with open(os.environ["BENCH_WRITE_TURNS_LOG"], "a") as out:
                 out.write(json.dumps({"pid": pid, **line}) + "\\n")
-            _state.update(since=time.perf_counter(), waited=0.0, held=0.0, used=0.0, turns=0)
+            _state.update(since=time.perf_counter(), waited=0.0, held=0.0, used=0.0, turns=0, waits=[])
 
     _store.SqliteEventStore.write_turn = write_turn
 """
@@ -98,15 +104,16 @@ def main() -> None:
     for line in lines:
         by_pid[int(line["pid"])].append(line)
     print("\nwrite turns, per server process (median of its 5-second intervals):")
-    print("     pid  intervals  held  waited  writer CPU while held  turns/s")
+    print("     pid  intervals  held  waited  writer CPU while held  turns/s  wait p99 ms  wait max ms")
     held_total = 0.0
     for pid, intervals in sorted(by_pid.items()):
-        keys = ("held", "waited", "used", "turns")
+        keys = ("held", "waited", "used", "turns", "wait_p99")
         med = {key: statistics.median(i[key] for i in intervals) for key in keys}
         held_total += med["held"]
         print(
             f"  {pid:6d} {len(intervals):10d} {med['held']:5.2f} {med['waited']:7.2f} "
-            f"{med['used']:22.2f} {med['turns']:8.0f}"
+            f"{med['used']:22.2f} {med['turns']:8.0f} {med['wait_p99']:12.1f} "
+            f"{max(i['wait_max'] for i in intervals):12.1f}"
         )
     print(f"  the lock held {held_total:.2f} of the time, all processes together (1.00: never free)")
 

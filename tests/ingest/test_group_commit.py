@@ -81,3 +81,35 @@ def test_a_write_turn_keeps_other_writers_out_and_lets_its_own_transactions_in(
     assert done.wait(5)
     thread.join()
     assert ours.get_event(other.event_id) is not None
+
+
+def test_a_writer_that_asks_again_at_once_does_not_keep_another_waiting(
+    two_stores: tuple[SqliteEventStore, SqliteEventStore],
+) -> None:
+    """A lock released and asked for again at once goes back to its last holder before a waiting
+    process wakes; the waiting writer must get the next turn, not wait out a run of them."""
+    ours, theirs = two_stores
+    turns = 0
+    stop = threading.Event()
+
+    def busy_writer() -> None:  # a worker whose next group is always waiting
+        nonlocal turns
+        while not stop.is_set():
+            with ours.write_turn():
+                turns += 1
+                time.sleep(0.002)  # committing
+
+    thread = threading.Thread(target=busy_writer)
+    thread.start()
+    try:
+        _wait_until(lambda: turns > 0)
+        waited = []
+        for _ in range(10):
+            asked = turns
+            with theirs.write_turn():
+                waited.append(turns - asked)
+            time.sleep(0.005)  # the other writer's requests arrive meanwhile
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    assert max(waited) <= 3, f"turns taken by the other writer while this one waited: {waited}"

@@ -72,6 +72,11 @@ class SqliteEventStore(GenericSql, SqlEventStore):
         # Writers in other processes (`serve --workers N`, `ingest` beside `serve`) queue on this
         # lock: SQLite's own busy handler would make them sleep in steps of up to 100 ms.
         self._lock_fd = os.open(f"{self.path}.write-lock", os.O_RDWR | os.O_CREAT, 0o644)
+        # The lock is not fair: a process that releases it and asks again at once (its writer
+        # has the next group waiting) takes it back before a process queued on it wakes, turn
+        # after turn. The next writer therefore waits at this door, holding it, while the lock is
+        # held; whoever ends a turn must pass the door before its next one, and finds it held.
+        self._door_fd = os.open(f"{self.path}.write-door", os.O_RDWR | os.O_CREAT, 0o644)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -138,10 +143,17 @@ class SqliteEventStore(GenericSql, SqlEventStore):
     @contextmanager
     def write_turn(self) -> Iterator[None]:
         """This thread's turn to write, among the threads of this process and the writers of
-        other processes (which queue on the lock file); the transactions inside keep it."""
+        other processes (which queue on the lock file); the transactions inside keep it. Turns
+        alternate between processes that all have writes waiting: passing the door first, a
+        writer cannot take turn after turn while another waits (bench/README.md, "Turns that
+        alternate")."""
         with self._write_lock:
             if self._turns == 0:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                fcntl.flock(self._door_fd, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                finally:
+                    fcntl.flock(self._door_fd, fcntl.LOCK_UN)
             self._turns += 1
             try:
                 yield
@@ -224,7 +236,8 @@ class SqliteEventStore(GenericSql, SqlEventStore):
             self._idle.clear()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
-            self._lock_fd = -1
+            os.close(self._door_fd)
+            self._lock_fd = self._door_fd = -1
 
 
 def _statements(script: str) -> Iterator[str]:
