@@ -22,6 +22,7 @@ cost is two clock reads per turn.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import statistics
@@ -30,6 +31,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 # Put first on the servers' sys.path as sitecustomize.py: wraps write_turn, appends JSON lines.
 _PATCH = """
@@ -58,16 +60,17 @@ if _store is not None:
                 held, used = time.perf_counter() - got, time.thread_time() - cpu
         if depth == 0:
             try:
-                _note(got - asked, held, used)
+                _note(asked, got - asked, held, used)
             except Exception:  # never the writer's problem
                 pass
 
-    def _note(waited, held, used):
+    def _note(asked, waited, held, used):
         pid = os.getpid()
         if _state["pid"] != pid:
             _state.update(pid=pid, since=time.perf_counter(), waited=0.0, held=0.0, used=0.0)
-            _state.update(turns=0, waits=[])
+            _state.update(turns=0, waits=[], spans=[])
         _state["waits"].append(waited)
+        _state["spans"].append((round(asked, 6), round(asked + waited, 6)))
         _state["waited"] += waited
         _state["held"] += held
         _state["used"] += used
@@ -78,9 +81,11 @@ if _store is not None:
             waits = sorted(_state["waits"])
             line["wait_p99"] = waits[int(len(waits) * 0.99)] * 1000 if waits else 0.0
             line["wait_max"] = waits[-1] * 1000 if waits else 0.0
+            line["spans"] = _state["spans"]  # each turn's (asked, got), on the machine's clock
             with open(os.environ["BENCH_WRITE_TURNS_LOG"], "a") as out:
                 out.write(json.dumps({"pid": pid, **line}) + "\\n")
-            _state.update(since=time.perf_counter(), waited=0.0, held=0.0, used=0.0, turns=0, waits=[])
+            _state.update(since=time.perf_counter(), waited=0.0, held=0.0, used=0.0)
+            _state.update(turns=0, waits=[], spans=[])
 
     _store.SqliteEventStore.write_turn = write_turn
 """
@@ -100,7 +105,7 @@ def main() -> None:
         bench = Path(__file__).with_name("ingest.py")
         subprocess.run([sys.executable, str(bench), "--backend", "sqlite", *bench_args], env=env, check=True)
         lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    by_pid: dict[int, list[dict[str, float]]] = defaultdict(list)
+    by_pid: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for line in lines:
         by_pid[int(line["pid"])].append(line)
     print("\nwrite turns, per server process (median of its 5-second intervals):")
@@ -116,6 +121,23 @@ def main() -> None:
             f"{max(i['wait_max'] for i in intervals):12.1f}"
         )
     print(f"  the lock held {held_total:.2f} of the time, all processes together (1.00: never free)")
+    _print_long_waits(by_pid)
+
+
+def _print_long_waits(by_pid: dict[int, list[dict[str, Any]]], longer_than: float = 0.03) -> None:
+    """Each process's waits longer than `longer_than` seconds, and how many turns the other
+    processes began while it waited: a lock that is not fair shows as long runs of them."""
+    spans = {pid: [tuple(s) for i in intervals for s in i["spans"]] for pid, intervals in by_pid.items()}
+    print(f"\nwaits over {longer_than * 1000:.0f} ms, and the turns others began meanwhile:")
+    for pid, own in sorted(spans.items()):
+        others = sorted(got for other, theirs in spans.items() if other != pid for _, got in theirs)
+        runs = [
+            bisect.bisect_left(others, got) - bisect.bisect_right(others, asked)
+            for asked, got in own
+            if got - asked > longer_than
+        ]
+        longest = max(runs, default=0)
+        print(f"  {pid:6d}: {len(runs)} waits, others' turns during each: up to {longest}")
 
 
 if __name__ == "__main__":
