@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -67,8 +68,10 @@ def main() -> None:
     timed = batch_bodies(factory, args.batches, args.size, seed=2)
     young_collections_rarer()
     database = f"headwater_bench_split_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    folder = None
     if args.backend == "sqlite":
-        url = f"sqlite:///{tempfile.mkdtemp(prefix='headwater-split-')}/split.db"
+        folder = tempfile.mkdtemp(prefix="headwater-split-")
+        url = f"sqlite:///{folder}/split.db"
     else:
         import psycopg
 
@@ -91,7 +94,9 @@ def main() -> None:
         )
     finally:
         store.close()
-        if args.backend != "sqlite":
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
             import psycopg
 
             with psycopg.connect(args.pg_url, autocommit=True) as conn:
