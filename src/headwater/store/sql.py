@@ -260,22 +260,30 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
         for position, event in enumerate(events):
             first.setdefault(event.event_id, position)
         positions = list(first.values())  # the first of each eventId, in order
+        unique = [events[p] for p in positions]
+        params = [_insert_params(event, received_at) for event in unique]  # before the lock
+        new = self._insert_events(unique, params)
+        stored = {p for p, is_new in zip(positions, new, strict=True) if is_new}
+        return [position in stored for position in range(len(events))]
+
+    def _insert_events(self, events: Sequence[Event], params: Sequence[tuple[Any, ...]]) -> list[bool]:
+        """Store events of distinct eventIds (`params`: their rows, `_insert_params`) with their
+        facet values in one durable transaction; True for each new, False for each stored before.
+        PostgreSQL does the same in one round trip (`PostgresEventStore._insert_events`)."""
         recent = self._recent_facets()
-        params = [_insert_params(events[p], received_at) for p in positions]  # before the lock
         with self._writing() as cur:
             # Insert first, ask later: events sent again are rare, so the insert's count of rows
             # tells almost always that every event was new, with no lookup of the eventIds before.
             cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
             before = cur.fetchone()[0]
-            written = write_facets(cur, self._sql, [events[p] for p in positions], recent)
+            written = write_facets(cur, self._sql, events, recent)
             cur.executemany(self._sql(_INSERT), params)
-            if cur.rowcount != len(positions):  # some were stored before: which are new?
+            inserted = None
+            if cur.rowcount != len(events):  # some were stored before: which are new?
                 cur.execute(self._sql("SELECT event_id FROM events WHERE seq > ?"), (before,))
                 inserted = {row[0] for row in cur.fetchall()}
-                positions = [p for p in positions if events[p].event_id in inserted]
         recent.add(written)  # only once committed
-        stored = set(positions)
-        return [position in stored for position in range(len(events))]
+        return [True] * len(events) if inserted is None else [e.event_id in inserted for e in events]
 
     def run_events(
         self, run_id: str, *, include_children: bool, limit: int, after: RunCursor | None

@@ -1,22 +1,36 @@
 """PostgreSQL behind the store interface: one write connection (group commits serialized by an
-advisory lock so seq follows commit order), a pool for reads."""
+advisory lock so seq follows commit order, each one call of `headwater_append`), a pool for reads."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from headwater.errors import StoreUnavailable
+from headwater.events.model import Event
+from headwater.store.event_facets import facet_rows
 from headwater.store.generic_sql import GenericSql
 from headwater.store.sql import SqlEventStore
 
 # Any constant works; it only has to be the same for every Headwater writer of one database.
 _APPEND_LOCK = 0x4844_5752  # "HDWR"
+# A group commit in one statement, in a transaction of its own (migration 0019): the lock is held
+# while PostgreSQL works, not across the writer's round trips.
+_APPEND = "SELECT sweeps, stored FROM headwater_append(%s, %s, %s::jsonb, %s::jsonb, %s)"
+_RECEIVED = 12  # the position of received_at among an event's insert parameters
+
+
+def _json_row(params: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An event's insert parameters as `headwater_append` reads them: without received_at, and
+    the packed core (the last) as hex."""
+    core = params[-1]
+    return (*params[:_RECEIVED], *params[_RECEIVED + 1 : -1], None if core is None else core.hex())
 
 
 def _writer_settings(conn: psycopg.Connection[Any]) -> None:
@@ -86,7 +100,8 @@ class PostgresEventStore(GenericSql, SqlEventStore):
     def _writer_conn(self) -> psycopg.Connection[Any]:
         if self._writer is None or self._writer.closed or self._writer.broken:
             try:
-                self._writer = psycopg.connect(self._conninfo)
+                # autocommit: an append is one statement; `_writing` opens its transactions
+                self._writer = psycopg.connect(self._conninfo, autocommit=True)
             except psycopg.OperationalError as exc:
                 raise StoreUnavailable(f"cannot connect to PostgreSQL: {exc}".strip()) from None
             _writer_settings(self._writer)
@@ -110,6 +125,31 @@ class PostgresEventStore(GenericSql, SqlEventStore):
                     yield cur
             except psycopg.OperationalError as exc:
                 raise StoreUnavailable(f"PostgreSQL write failed: {exc}".strip()) from None
+
+    def _insert_events(self, events: Sequence[Event], params: Sequence[tuple[Any, ...]]) -> list[bool]:
+        recent = self._recent_facets()
+        received = params[0][_RECEIVED]
+        rows = orjson.dumps([_json_row(row) for row in params]).decode()
+        while True:
+            facets = facet_rows((v for event in events for v in event.facet_values), *recent.generations())
+            values = orjson.dumps([(h, packed.hex(), r, d) for h, packed, r, d in facets.values()]).decode()
+            with self._write_lock:
+                try:
+                    with self._writer_conn().cursor() as cur:
+                        cur.execute(_APPEND, (_APPEND_LOCK, recent.generation, values, rows, received))
+                        row = cur.fetchone()  # a function's call: always one row
+                        assert row is not None
+                        sweeps, stored = row
+                except psycopg.OperationalError as exc:
+                    raise StoreUnavailable(f"PostgreSQL write failed: {exc}".strip()) from None
+            recent.check(int(sweeps))  # a sweep ran since the hashes were remembered: forget them
+            if stored is not None:
+                break  # else nothing was written: send every value again
+        recent.add(list(facets))
+        if len(stored) == len(events):
+            return [True] * len(events)
+        new = set(stored)
+        return [str(event_row[0]) in new for event_row in params]
 
     def _run_script(self, cursor: Any, script: str) -> None:
         cursor.execute(script)

@@ -1,0 +1,3 @@
+-- PostgreSQL's migration 0019 adds a function that makes a group commit one round trip. SQLite
+-- runs in the writer's own process, with no round trips to save. This migration keeps the two
+-- backends' numbers the same.
