@@ -8,8 +8,11 @@
 `read_documents` + `validate_documents` and `EventStore.append` on a fresh store (SQLite in a
 temporary folder, or a PostgreSQL database created and dropped on `--pg-url`'s server), with the
 cyclic collector as the server has it. Figures: process CPU (every thread of this process, not
-PostgreSQL's) per event for each half. No HTTP, no concurrency: it moves much less than the
-server's µs/event on a busy machine, so it is the figure to compare commits by (alternate them).
+PostgreSQL's) per event for each half, and an append's wall time; on PostgreSQL also the CPU its
+backend serving the writer's connection used per event (read from /proc: the server must run on
+this machine). No HTTP, no concurrency: it moves much less than the server's µs/event on a busy
+machine, so it is the figure to compare commits by (alternate them). `--size 8` is about what a
+group commit of single POSTs holds.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from pathlib import Path
 
 import orjson
 
@@ -56,6 +61,20 @@ def ingest(store: EventStore, body: bytes) -> tuple[float, float, float, int]:
     return validated_at - start, appended_at - validated_at, wall, len(stored)
 
 
+def backend_cpu(store: EventStore) -> Callable[[], float]:
+    """A clock of the CPU seconds used by the PostgreSQL backend of the store's writer connection."""
+    with store._writer_conn().cursor() as cur:  # type: ignore[attr-defined]
+        cur.execute("SELECT pg_backend_pid()")
+        pid = cur.fetchone()[0]
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+    return read
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -87,13 +106,18 @@ def main() -> None:
             ingest(store, body)
         validate = append = wall = 0.0
         events = 0
+        backend = backend_cpu(store) if args.backend == "postgresql" else None
+        backend_start = backend() if backend else 0.0
         for body in timed:
             v, a, w, n = ingest(store, body)
             validate, append, wall, events = validate + v, append + a, wall + w, events + n
+        used = ""
+        if backend is not None:
+            used = f"; PostgreSQL's backend {1e6 * (backend() - backend_start) / events:.1f} µs/event"
         print(
             f"{args.backend}: validate {1e6 * validate / events:.1f} µs/event, append "
             f"{1e6 * append / events:.1f} µs/event, total {1e6 * (validate + append) / events:.1f} "
-            f"({events:,} events); an append's wall time {1e3 * wall / len(timed):.2f} ms"
+            f"({events:,} events); an append's wall time {1e3 * wall / len(timed):.2f} ms{used}"
         )
     finally:
         store.close()
