@@ -20,7 +20,7 @@ from headwater.cli import main
 from headwater.events.facet_refs import facet_hash
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
-from headwater.store import EventStore
+from headwater.store import EventStore, open_store
 from headwater.store.event_facets import RecentHashes, stored_core
 from headwater.store.facet_conversion import convert_store, pack_store, pending_conversion
 from headwater.store.packing import stored_text
@@ -227,6 +227,25 @@ def test_retention_sweeps_the_facet_values_no_event_refers_to(store: EventStore)
     assert store.append([again], RECEIVED) == [True]
     stored = store.get_event(again.event_id)
     assert stored is not None and orjson.loads(stored.payload) == old[0]
+
+
+def test_a_sweep_by_another_writer_makes_this_one_send_its_facet_values_again(
+    store: EventStore, database_url: str
+) -> None:
+    old = _events(runs=1)
+    store.append([validate_event(doc) for doc in old], RECEIVED)  # `store` remembers their values
+    other = open_store(database_url)  # another process's writer, say a retention job
+    try:
+        list_doomed(other, "2024-06-01T00:00:00.0000000Z", other.last_seq())
+        delete_doomed(other, "2000-01-01T00:00:00Z")
+    finally:
+        other.close()
+    assert _facet_rows(store) == []
+    again = validate_event(old[1])
+    assert store.append([again], RECEIVED) == [True]
+    stored = store.get_event(again.event_id)
+    assert stored is not None and orjson.loads(stored.payload) == old[1]
+    assert {h for h, _ in _facet_rows(store)} == _distinct_facets([old[1]])
 
 
 def test_ingest_then_events_json_round_trip(tmp_path: Path, database_url: str) -> None:
