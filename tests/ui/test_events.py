@@ -159,6 +159,30 @@ def letters_page(browser: Any, letters_server: LiveServer) -> Iterator[tuple[Any
     assert not watch.problems(), "\n".join(watch.problems())
 
 
+def test_a_tab_clicked_while_the_page_still_loads_keeps_its_url(
+    letters_page: tuple[Any, PageWatch], letters_server: LiveServer
+) -> None:
+    """The Events tab first waits for the namespaces. A click on Dead letters meanwhile wins: the
+    late answer neither writes the Events tab's URL over the new one nor draws its filters."""
+    page, _ = letters_page
+    held: list[Any] = []
+    page.route(re.compile(r"/api/v1/namespaces\?"), lambda route: held.append(route))
+    page.goto(f"{letters_server.url}/events")
+    page.get_by_role("link", name="Dead letters").click()
+    page.wait_for_url(re.compile(r"tab=dead-letters"))
+    page.locator(LETTER_ROWS).first.wait_for()
+    assert len(held) == 1, "the Events tab asked for the namespaces"
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    with page.expect_response(re.compile(r"/api/v1/namespaces\?")):
+        held[0].continue_()
+    page.wait_for_load_state("networkidle")
+    assert "tab=dead-letters" in page.url
+    assert not [url for url in requests if "/api/v1/events/lineage" in url]
+    expect(page.get_by_role("search", name="Filter events")).to_have_count(0)
+    expect(page.get_by_role("search", name="Filter dead letters")).to_have_count(1)
+
+
 def test_dead_letters_with_their_reasons_paged(
     letters_page: tuple[Any, PageWatch], letters_server: LiveServer
 ) -> None:

@@ -76,6 +76,14 @@ export function navigate(url, {replace = false} = {}) {
   render();
 }
 
+/** A page's check, made as it starts drawing: false once another URL was asked for since (a click
+ * while the page still waited for the server), so that it stops instead of writing over the URL
+ * or the new page. */
+export function stillDrawing() {
+  const mine = generation;
+  return () => mine === generation;
+}
+
 /** Change the query string of the current page (its view settings) without a new history entry. */
 export function updateQuery(params) {
   const url = `${location.pathname}?${params}`;

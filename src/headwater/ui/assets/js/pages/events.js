@@ -1,7 +1,7 @@
 // Events: the latest ingested events of every kind (filterable by namespace, job, event type and
 // time, paged, one click to the run) and the Kafka dead letters with their reasons.
 import {get} from "../api.js";
-import {updateQuery} from "../app.js";
+import {stillDrawing, updateQuery} from "../app.js";
 import {apiTime, badge, clear, datasetHref, empty, fmtTime, h, inputTime, jobHref, link, runHref, setTitle} from "../dom.js";
 
 const PAGE = 25;
@@ -170,7 +170,7 @@ function filtersForm(state, namespaces, apply) {
   return {form: box, jobs};
 }
 
-async function eventsTab(main, params) {
+async function eventsTab(main, params, here) {
   const state = {
     namespace: params.get("namespace") || "",
     job: params.get("job") || "",
@@ -181,6 +181,7 @@ async function eventsTab(main, params) {
     offset: Math.max(0, Number.parseInt(params.get("offset") || "0", 10) || 0),
   };
   const namespaces = (await get("/api/v1/namespaces", {limit: 1000})).namespaces.map((ns) => ns.name);
+  if (!here()) return;
   const results = h("section", {class: "card", "aria-labelledby": "events-h", "aria-live": "polite"});
   let asked = 0;
   let jobsOf = null;
@@ -195,6 +196,7 @@ async function eventsTab(main, params) {
   };
 
   const load = async () => {
+    if (!here()) return;
     const mine = ++asked;
     const query = new URLSearchParams();
     for (const key of ["namespace", "job", "after", "before"]) if (state[key]) query.set(key, state[key]);
@@ -267,7 +269,7 @@ function lettersTable(letters) {
     })));
 }
 
-async function deadLettersTab(main, params) {
+async function deadLettersTab(main, params, here) {
   const state = {topic: params.get("topic") || "", before: params.get("before") || "", trail: []};
   const results = h("section", {class: "card", "aria-labelledby": "dead-h", "aria-live": "polite"});
   const topic = h("input", {type: "text", name: "topic", value: state.topic, placeholder: "all topics",
@@ -281,6 +283,7 @@ async function deadLettersTab(main, params) {
     "400 and the reasons, and are not kept."), form, results);
 
   const load = async () => {
+    if (!here()) return;
     const query = new URLSearchParams({tab: DEAD});
     if (state.topic) query.set("topic", state.topic);
     if (state.before) query.set("before", state.before);
@@ -321,6 +324,7 @@ async function deadLettersTab(main, params) {
 }
 
 export async function render(main, _parts, params) {
+  const here = stillDrawing();
   const dead = params.get("tab") === DEAD;
   setTitle(dead ? "Dead letters" : "Events");
   main.append(h("div", {class: "page-head"}, h("div", null, h("h1", null, "Events"),
@@ -328,6 +332,6 @@ export async function render(main, _parts, params) {
   main.append(h("nav", {class: "tabs", "aria-label": "Events or dead letters"},
     h("a", {href: "/events", "aria-current": dead ? null : "page"}, "Events"),
     h("a", {href: `/events?tab=${DEAD}`, "aria-current": dead ? "page" : null}, "Dead letters")));
-  if (dead) await deadLettersTab(main, params);
-  else await eventsTab(main, params);
+  if (dead) await deadLettersTab(main, params, here);
+  else await eventsTab(main, params, here);
 }
