@@ -183,6 +183,28 @@ def test_a_tab_clicked_while_the_page_still_loads_keeps_its_url(
     expect(page.get_by_role("search", name="Filter dead letters")).to_have_count(1)
 
 
+def test_a_page_left_while_it_waits_for_the_server_draws_nothing_into_the_next(
+    letters_page: tuple[Any, PageWatch], letters_server: LiveServer
+) -> None:
+    """The Jobs page waits for its jobs; the user goes to Events meanwhile. The jobs' late answer
+    draws nothing into the Events page."""
+    page, _ = letters_page
+    held: list[Any] = []
+    page.route(re.compile(r"/api/v1/jobs\?"), lambda route: held.append(route))
+    page.goto(f"{letters_server.url}/jobs")
+    expect(page.get_by_role("heading", name="Jobs", exact=True)).to_have_count(0)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Events").click()
+    page.wait_for_url(f"{letters_server.url}/events")
+    expect(page.get_by_role("heading", name="Events", exact=True)).to_have_count(1)
+    assert len(held) == 1, "the Jobs page asked for its jobs"
+    with page.expect_response(re.compile(r"/api/v1/jobs\?")):
+        held[0].continue_()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{letters_server.url}/events"
+    expect(page.get_by_role("heading", name="Jobs", exact=True)).to_have_count(0)
+    expect(page.locator("main h1")).to_have_count(1)
+
+
 def test_dead_letters_with_their_reasons_paged(
     letters_page: tuple[Any, PageWatch], letters_server: LiveServer
 ) -> None:

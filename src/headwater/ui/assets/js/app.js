@@ -44,8 +44,12 @@ async function render() {
     try {
       const page = await load();
       if (mine !== generation) return;
-      clear(main);
-      current = (await page.render(main, decodeParts(match), params)) || null;
+      // Each page draws into a view of its own (no box: its children lay out in `main`). A page
+      // still waiting for the server when another is asked for draws into a view no longer in the
+      // document, never into the new page.
+      const view = h("div", {class: "view"});
+      clear(main).append(view);
+      current = (await page.render(view, decodeParts(match), params)) || null;
       if (mine === generation) performance.mark("headwater:page-drawn"); // read by bench/ui.py
     } catch (error) {
       if (mine !== generation) return;
@@ -82,6 +86,11 @@ export function navigate(url, {replace = false} = {}) {
 export function stillDrawing() {
   const mine = generation;
   return () => mine === generation;
+}
+
+/** Let the page drawn now use the whole width of the window (the lineage graph). */
+export function fullWidth() {
+  main.classList.add("wide");
 }
 
 /** Change the query string of the current page (its view settings) without a new history entry. */

@@ -2,7 +2,7 @@
 // condensed, column mode, "as of" time travel, expandable nodes, the path between two nodes,
 // ultimate sources and destinations, export. Every view setting lives in the URL.
 import {get, paths} from "../api.js";
-import {updateQuery} from "../app.js";
+import {fullWidth, updateQuery} from "../app.js";
 import {apiTime, badge, clear, download, empty, fmtTime, h, inputTime, kv, link, lineageHref, namespaceHref, nodeHref, setTitle} from "../dom.js";
 import {diffModels, fetchInto, grouped, LIMIT, Model, SCOPES, sideOf, visible} from "../graph/model.js";
 import {GraphView} from "../graph/view.js";
@@ -117,7 +117,7 @@ function toolbar(settings, apply, view, model) {
 export async function render(main, _parts, params) {
   const settings = readSettings(params);
   const started = performance.now();
-  main.classList.add("wide");
+  fullWidth();
   if (!settings.node) {
     setTitle("Lineage");
     main.append(h("div", {class: "card", style: "margin:18px"}, empty("Pick a dataset or job (search above) to see its lineage.")));
