@@ -393,16 +393,18 @@ class Server:
         workdir: Path,
         *,
         log_level: str = "warning",
-        workers: int = 1,
+        workers: int | None = None,
         command: list[str] | None = None,
     ) -> None:
-        """`command` runs in place of `headwater` (e.g. a wrapper that watches memory)."""
+        """`workers` None: the setting's default (one per core, at most 4), as a user starts it.
+        `command` runs in place of `headwater` (e.g. a wrapper that watches memory)."""
         self.port = free_port()
         self.log_path = workdir / f"server-{self.port}.log"
         exe = VENV_BIN / "headwater"
         cmd = command or ([str(exe)] if exe.exists() else [sys.executable, "-m", "headwater"])
         cmd += ["serve", "--port", str(self.port), "--database-url", database_url, "--log-level", log_level]
-        cmd += ["--workers", str(workers)]
+        if workers is not None:
+            cmd += ["--workers", str(workers)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("HEADWATER_")}
         self._log = self.log_path.open("wb")
         # cwd is the scratch folder so that no ./headwater.toml changes the settings under test.

@@ -410,7 +410,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--elements", type=int, help="elements those events name [events / 10, at most 100,000]")
     p.add_argument("--single-events", type=int, help="POSTs timed in scenario 1 [50,000; quick 3,000]")
     p.add_argument("--connections", type=int, default=32, help="concurrent connections in scenario 1")
-    p.add_argument("--workers", type=int, default=2, help="server processes (`headwater serve --workers`)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="server processes (`headwater serve --workers`) [its default: one per core, at most 4]",
+    )
     p.add_argument("--batches", type=int, help="batch POSTs timed in scenario 2 [100; quick 5]")
     p.add_argument("--batch-size", type=int, default=1_000, help="events per batch POST")
     p.add_argument("--batch-connections", type=int, default=4, help="concurrent connections in scenario 2")

@@ -180,7 +180,7 @@ def run_backend(
         started = time.perf_counter()
         procs = [
             subprocess.Popen(
-                [*command, "consume", "--processes", str(args.processes)],
+                [*command, "consume", *(["--processes", str(args.processes)] if args.processes else [])],
                 cwd=workdir,
                 env=env,
                 stdout=out,
@@ -259,7 +259,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     p.add_argument("--partitions", type=int, default=4, help="partitions of the topic [4]")
     p.add_argument("--batch-size", type=int, default=2_000, help="HEADWATER_KAFKA_BATCH_SIZE [2,000]")
-    p.add_argument("--processes", type=int, default=2, help="`headwater consume --processes` [2]")
+    p.add_argument(
+        "--processes", type=int, help="`headwater consume --processes` [its default: one per core, at most 4]"
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     p.add_argument("--workdir", help="scratch folder (default: a new temporary one, removed afterwards)")

@@ -593,7 +593,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0.5,
         help="mean seconds a reader waits between two reads (0: back to back)",
     )
-    p.add_argument("--workers", type=int, default=1, help="server processes (`headwater serve --workers`)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="server processes (`headwater serve --workers`) [its default: one per core, at most 4]",
+    )
     p.add_argument("--interval", type=float, default=5.0, help="seconds between continuous pipeline passes")
     p.add_argument("--spark-master", default="local[*]", help="the pipeline's Spark master")
     p.add_argument("--driver-memory", help="the pipeline's Spark driver memory (default: the setting's, 4g)")

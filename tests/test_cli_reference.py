@@ -107,7 +107,7 @@ def test_setting_options_show_the_registry_default() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["serve", "--workers", "0"], "'--workers': 0 is not 1 or more"),
+        (["serve", "--workers", "-1"], "'--workers': -1 is not 0 (one per core) or more"),
         (["serve", "--max-body-bytes", "lots"], "'--max-body-bytes': 'lots' is not a size"),
         (["pipeline", "run", "--interval", "soon"], "'--interval': 'soon' is not a duration"),
     ],

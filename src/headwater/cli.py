@@ -38,6 +38,7 @@ from headwater.config import (
     DEFAULT_CONFIG_FILE,
     SETTINGS,
     Settings,
+    process_count,
     redact_options,
     redact_url,
     to_environment,
@@ -128,8 +129,9 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
         store = open_store(settings.database_url)  # migrations run here, once, before any worker
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
+    workers = process_count(settings.workers)
     app: Any
-    if settings.workers > 1:
+    if workers > 1:
         # Worker processes rebuild the same settings from the environment.
         os.environ.update(to_environment(settings))
         os.environ.pop("HEADWATER_CONFIG", None)
@@ -137,7 +139,8 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
     else:
         app = create_app(settings, store)
     click.echo(
-        f"Headwater {__version__}: store {store.backend} ({redact_url(settings.database_url)})\n"
+        f"Headwater {__version__}: store {store.backend} ({redact_url(settings.database_url)}), "
+        f"{workers} server process{'es' if workers > 1 else ''}\n"
         f"Send OpenLineage events to http://{settings.host}:{settings.port}/api/v1/lineage\n"
         f"API docs at http://{settings.host}:{settings.port}/docs"
         + (
@@ -157,16 +160,16 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
         "http": "headwater.api.http_protocol:IngestProtocol",  # uvicorn's httptools, ingest leaner
     }
     try:
-        if settings.workers > 1 and reuse_port_supported():
+        if workers > 1 and reuse_port_supported():
             try:
-                status = run_workers(settings.workers, {"app": app, "factory": True, **server_options})
+                status = run_workers(workers, {"app": app, "factory": True, **server_options})
             except OSError as exc:
                 where = f"{settings.host}:{settings.port}"
                 raise click.ClickException(f"cannot listen on {where}: {exc}") from None
             if status:
                 raise click.ClickException(f"a server process exited with status {status}")
             return
-        uvicorn.run(app, factory=settings.workers > 1, workers=settings.workers, **server_options)
+        uvicorn.run(app, factory=workers > 1, workers=workers, **server_options)
     finally:
         store.close()
 
@@ -262,10 +265,11 @@ def ingest(
 @click.option("--metrics-port", type=int, help="Serve GET /metrics (Prometheus) on HEADWATER_HOST:PORT.")
 @click.option(
     "--processes",
-    type=click.IntRange(min=1),
-    default=1,
+    type=click.IntRange(min=0),
+    default=0,
     show_default=True,
-    help="Consumers of the group to run, a process each (one core each); they share the partitions.",
+    help="Consumers of the group to run, a process each (one core each); they share the partitions "
+    "and /metrics shows their sum. 0: one per core, at most 4.",
 )
 @log_level_option
 @click.pass_context
@@ -291,6 +295,7 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
         store.close()
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
+    processes = process_count(processes)
     click.echo(
         f"Headwater {__version__}: consuming {', '.join(all_topics(settings))} from "
         f"{settings.kafka_bootstrap_servers} (group {settings.kafka_group_id}, {processes} process(es)) "
@@ -319,12 +324,12 @@ def _serve_metrics(host: str, port: int) -> None:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from headwater.api.metrics_routes import PROMETHEUS_TEXT
-    from headwater.ingest.metrics import REGISTRY
+    from headwater.ingest import metrics_shared
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             found = self.path.split("?", 1)[0] == "/metrics"
-            body = REGISTRY.render().encode() if found else b"not found: try /metrics\n"
+            body = metrics_shared.render().encode() if found else b"not found: try /metrics\n"
             self.send_response(200 if found else 404)
             self.send_header("Content-Type", PROMETHEUS_TEXT)
             self.send_header("Content-Length", str(len(body)))

@@ -30,6 +30,7 @@ class SettingType(_ParamType):
         return {
             "int": "INTEGER",
             "count": "INTEGER",
+            "processes": "INTEGER",
             "size": "SIZE",
             "seconds": "SECONDS",
             "float": "FLOAT",

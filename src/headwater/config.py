@@ -50,6 +50,30 @@ def _count(value: str) -> int:
     return number
 
 
+def _processes(value: str) -> int:
+    """A number of processes, or 0 for one per core (`process_count`)."""
+    number = int(value)
+    if number < 0:
+        raise ValueError(f"{value.strip()} is not 0 (one per core) or more")
+    return number
+
+
+AUTO_PROCESSES_MAX = 4
+
+
+def process_count(asked: int) -> int:
+    """`asked` processes, or for 0 one per CPU core this process may run on, at most
+    `AUTO_PROCESSES_MAX`: ingest is CPU-bound Python, a process uses one core, and beyond four
+    the store's one writer at a time, not the cores, bounds it."""
+    if asked > 0:
+        return asked
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, AUTO_PROCESSES_MAX))
+
+
 def days(value: str) -> float:
     """`90`, `90d`, `12h`, `2w` → days (0 or more)."""
     text = value.strip().lower()
@@ -196,10 +220,11 @@ class Settings:
     )
     log_level: str = _setting("info", "Logging level: debug, info, warning, error.")
     workers: int = _setting(
-        1,
-        "HTTP server processes. Ingest is CPU-bound Python: 2 on a 2-core machine roughly doubles it; "
-        "each process has its own group-commit writer (and Kafka consumer when enabled).",
-        _count,
+        0,
+        "HTTP server processes (0: one per core, at most 4). Ingest is CPU-bound Python, one core a "
+        "process; each has its own group-commit writer (and Kafka consumer when enabled), and "
+        "/metrics shows the sum of all of them.",
+        _processes,
     )
     kafka_enabled: bool = _setting(
         False,
@@ -312,7 +337,11 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
             return setting.parse(value)
         if setting.parse is _keys and isinstance(value, list):
             return tuple(str(v) for v in value)
-        if setting.parse in (int, _size, _count) and isinstance(value, int) and not isinstance(value, bool):
+        if (
+            setting.parse in (int, _size, _count, _processes)
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+        ):
             return setting.parse(str(value))
         if setting.parse is _bool and isinstance(value, bool):
             return value

@@ -1,6 +1,6 @@
-"""`headwater serve --workers N` (`headwater.api.workers`): each worker accepts on a socket of its
-own, so connections opened at once are spread over the workers; a worker that dies is replaced;
-the server stops on SIGTERM."""
+"""`headwater serve --workers N` (`headwater.api.workers`): by default a worker per core; each worker
+accepts on a socket of its own, so connections opened at once are spread over the workers; /metrics
+counts every worker's requests; a worker that dies is replaced; the server stops on SIGTERM."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import orjson
 
 from headwater.api.workers import SETTLED_SECONDS
+from headwater.config import process_count
 from tests.api.test_ingest_protocol import Connection, post
 from tests.conftest import LiveServer
 from tests.factories import run_event
@@ -24,34 +26,49 @@ GET_METRICS = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 CREATED = re.compile(rb'headwater_http_ingest_requests_total\{status="201"\} (\d+)')
 
 
-def _listening_sockets(port: int) -> int:
-    """How many sockets listen on the loopback port (Linux: /proc/net/tcp, state 0A)."""
-    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
-    return sum(1 for row in rows if row.split()[1].endswith(f":{port:04X}") and row.split()[3] == "0A")
+def _socket_owners(port: int, state: str) -> Counter[int]:
+    """How many sockets on the loopback port, in that TCP state (`0A` listening, `01`
+    established), each process holds (Linux: /proc)."""
+    inodes = set()
+    for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = row.split()
+        if fields[1].endswith(f":{port:04X}") and fields[3] == state:
+            inodes.add(f"socket:[{fields[9]}]")
+    owners: Counter[int] = Counter()
+    for fd_folder in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            owners[int(fd_folder.parent.name)] += sum(os.readlink(fd) in inodes for fd in fd_folder.iterdir())
+        except OSError:  # a process that ended, or one not ours
+            continue
+    return +owners
+
+
+def _listening_pids(port: int) -> set[int]:
+    """The processes holding a socket that listens on the loopback port."""
+    return set(_socket_owners(port, "0A"))
+
+
+def _wait_for_workers(server: LiveServer, count: int) -> set[int]:
+    """The server answers once one worker is up: wait for `count` of them to listen."""
+    deadline = time.monotonic() + 30
+    while len(pids := _listening_pids(server.port)) < count:
+        assert time.monotonic() < deadline, f"{len(pids)} of {count} workers listen"
+        time.sleep(0.05)
+    return pids
 
 
 def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) -> None:
     server = LiveServer(f"sqlite:///{tmp_path / 'workers.db'}", "--workers", "2")
-    deadline = time.monotonic() + 30  # the server answers once one worker is up: wait for both
-    while _listening_sockets(server.port) < 2:
-        assert time.monotonic() < deadline, "the second worker did not listen"
-        time.sleep(0.05)
+    workers = _wait_for_workers(server, 2)
     connections = [Connection(server.port) for _ in range(16)]
     try:
         for conn in connections:
             conn.send(post("/api/v1/lineage", orjson.dumps(run_event())))
             assert conn.answer()[0] == 201
-        # Each process counts the POSTs it answered: 16 on every connection would mean one worker
-        # took them all (the kernel puts all 16 on one of two sockets once in 32,768 runs).
-        answered = []
-        for conn in connections:
-            conn.send(GET_METRICS)
-            status, _, body = conn.answer()
-            found = CREATED.search(body)
-            assert status == 200 and found is not None
-            answered.append(int(found.group(1)))
-        assert max(answered) < 16
-        assert sum(set(answered)) == 16 or set(answered) == {8}
+        # The server's end of a connection is a socket of the worker that accepted it: all 16 in
+        # one worker would mean one took them all (the kernel does that once in 32,768 runs).
+        held = _socket_owners(server.port, "01")
+        assert set(held) == workers and sum(held.values()) == 16
     finally:
         for conn in connections:
             conn.close()
@@ -59,31 +76,52 @@ def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) 
     assert server.process.returncode == 0  # stopped by SIGTERM, gracefully
 
 
-def _listening_pids(port: int) -> set[int]:
-    """The processes holding a socket that listens on the loopback port (Linux: /proc)."""
-    inodes = set()
-    for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = row.split()
-        if fields[1].endswith(f":{port:04X}") and fields[3] == "0A":
-            inodes.add(f"socket:[{fields[9]}]")
-    pids = set()
-    for fd_folder in Path("/proc").glob("[0-9]*/fd"):
+def _created(port: int) -> int:
+    """headwater_http_ingest_requests_total{status="201"} as /metrics answers on a new connection."""
+    conn = Connection(port)
+    try:
+        conn.send(GET_METRICS)
+        status, _, body = conn.answer()
+    finally:
+        conn.close()
+    found = CREATED.search(body)
+    assert status == 200 and found is not None, body[:500]
+    return int(found.group(1))
+
+
+def test_serve_runs_a_worker_per_core_and_each_counts_the_requests_of_all(tmp_path: Path) -> None:
+    server = LiveServer(f"sqlite:///{tmp_path / 'default.db'}")  # the workers setting's default
+    try:
+        workers = _wait_for_workers(server, process_count(0))
+        time.sleep(0.5)
+        assert _listening_pids(server.port) == workers  # and no more
+        connections = [Connection(server.port) for _ in range(16)]
         try:
-            if any(os.readlink(fd) in inodes for fd in fd_folder.iterdir()):
-                pids.add(int(fd_folder.parent.name))
-        except OSError:  # a process that ended, or one not ours
-            continue
-    return pids
+            for conn in connections:
+                conn.send(post("/api/v1/lineage", orjson.dumps(run_event())))
+                assert conn.answer()[0] == 201
+            answering = set(_socket_owners(server.port, "01"))
+        finally:
+            for conn in connections:
+                conn.close()
+        assert answering == workers
+        # Whichever worker a new connection reaches counts the requests every worker answered
+        # (the others' as they published them, a tenth of a second ago at most).
+        deadline = time.monotonic() + 10
+        seen = [_created(server.port) for _ in range(8)]
+        while set(seen) != {16}:
+            assert time.monotonic() < deadline and max(seen) <= 16, seen
+            time.sleep(0.1)
+            seen = [_created(server.port) for _ in range(8)]
+    finally:
+        server.stop()
+    assert server.process.returncode == 0
 
 
 def test_a_worker_that_dies_is_replaced(tmp_path: Path) -> None:
     server = LiveServer(f"sqlite:///{tmp_path / 'replaced.db'}", "--workers", "2")
     try:
-        deadline = time.monotonic() + 30
-        while len(_listening_pids(server.port)) < 2:
-            assert time.monotonic() < deadline, "the second worker did not listen"
-            time.sleep(0.05)
-        first = _listening_pids(server.port)
+        first = _wait_for_workers(server, 2)
         time.sleep(SETTLED_SECONDS)  # a worker dying sooner could not start: it is not replaced
         os.kill(min(first), signal.SIGKILL)
         deadline = time.monotonic() + 60

@@ -32,14 +32,14 @@ SIGKILL_EVENTS = int(os.environ.get("HEADWATER_TEST_KAFKA_EVENTS", "100000"))
 
 
 class ConsumerProcess:
-    """`python -m headwater consume` in a subprocess, its output in a file."""
+    """`python -m headwater consume --processes 1` in a subprocess (one consumer), its output in a file."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.log = log
         self._runs_before = self._runs()
         self._out = log.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "headwater", "consume"],
+            [sys.executable, "-m", "headwater", "consume", "--processes", "1"],
             env=env,
             stdout=self._out,
             stderr=subprocess.STDOUT,

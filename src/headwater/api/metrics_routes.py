@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from headwater.api.auth import require_read
 from headwater.api.routing import ModelRoute, errors
-from headwater.ingest import metrics
+from headwater.ingest import metrics, metrics_shared
 
 router = APIRouter(
     tags=["operations"],
@@ -35,8 +35,9 @@ class PrometheusText(Response):
 )
 def get_metrics() -> PrometheusText:
     """Events by entry point and outcome, HTTP ingest requests and latency, and for the Kafka
-    consumer: messages consumed, dead letters, lag and committed offset per partition."""
-    return PrometheusText(metrics.REGISTRY.render())
+    consumer: messages consumed, dead letters, lag and committed offset per partition. With
+    several server processes, the sum of all of them (the others' as of a tenth of a second ago)."""
+    return PrometheusText(metrics_shared.render())
 
 
 class IngestMetricsMiddleware:

@@ -18,8 +18,11 @@ import socket
 import time
 from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from types import FrameType
 from typing import Any
+
+from headwater.ingest import metrics_shared
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +48,9 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _worker(options: dict[str, Any]) -> None:
-    """One server process: uvicorn on a socket of its own (runs in a spawned process)."""
+def _worker(options: dict[str, Any], metrics_folder: Path) -> None:
+    """One server process: uvicorn on a socket of its own (runs in a spawned process), its
+    metrics shared with the other workers'."""
     import uvicorn
 
     config = uvicorn.Config(**options)
@@ -55,7 +59,11 @@ def _worker(options: dict[str, Any]) -> None:
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", config.host, config.port, exc)
         raise SystemExit(1) from None
-    uvicorn.Server(config).run(sockets=[sock])
+    metrics_shared.share(metrics_folder)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        metrics_shared.stop_sharing()
 
 
 def run_workers(workers: int, options: dict[str, Any]) -> int:
@@ -66,13 +74,20 @@ def run_workers(workers: int, options: dict[str, Any]) -> int:
     failed before it was asked to stop and was not replaced."""
     # Fail here, once, when the port is taken by something else (a socket without SO_REUSEPORT).
     reuse_port_socket(options["host"], options["port"]).close()
+    with metrics_shared.shared_folder() as metrics_folder:
+        return _supervise(workers, options, metrics_folder)
+
+
+def _supervise(workers: int, options: dict[str, Any], metrics_folder: Path) -> int:
     context = multiprocessing.get_context("spawn")
     stopping = False
     running: dict[int, tuple[BaseProcess, float]] = {}  # worker number → (process, started)
     failed: list[int] = []
 
     def start(number: int) -> None:
-        process = context.Process(target=_worker, args=(options,), name=f"headwater-worker-{number}")
+        process = context.Process(
+            target=_worker, args=(options, metrics_folder), name=f"headwater-worker-{number}"
+        )
         process.start()
         running[number] = (process, time.monotonic())
 

@@ -15,9 +15,11 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from headwater.config import Settings
+from headwater.ingest import metrics_shared
 from headwater.ingest.kafka import KafkaIngester
 from headwater.store import open_store
 
@@ -57,22 +59,46 @@ def _watch_parent(parent: int, ingester: KafkaIngester) -> None:
         threading.Event().wait(1)
 
 
-def _child(settings: Settings, parent: int, report: Report) -> None:
-    consume_in_this_process(settings, report, parent=parent)
+def _child(settings: Settings, parent: int, report: Report, metrics_folder: Path) -> None:
+    metrics_shared.share(metrics_folder)
+    try:
+        consume_in_this_process(settings, report, parent=parent)
+    finally:
+        metrics_shared.stop_sharing()
 
 
 def consume_in_processes(
     settings: Settings, processes: int, report: Report, *, started: Callable[[], None] = lambda: None
 ) -> int:
-    """Run `processes` consumers (this process and processes - 1 forked ones) until SIGINT/SIGTERM.
-    Returns the exit status: 1 when a forked consumer failed."""
-    context = multiprocessing.get_context("fork")
-    children = [
-        context.Process(target=_child, args=(settings, os.getpid(), report), name=f"headwater-consume-{i}")
-        for i in range(1, processes)
-    ]
-    for child in children:
-        child.start()
+    """Run `processes` consumers (this process and processes - 1 forked ones) until SIGINT/SIGTERM,
+    their metrics shared (each renders the sum). Returns the exit status: 1 when a forked consumer
+    failed."""
+    if processes == 1:
+        return _consume_with(settings, [], report, started)
+    with metrics_shared.shared_folder() as folder:
+        context = multiprocessing.get_context("fork")
+        children = [
+            context.Process(
+                target=_child, args=(settings, os.getpid(), report, folder), name=f"headwater-consume-{i}"
+            )
+            for i in range(1, processes)
+        ]
+        for child in children:
+            child.start()
+        metrics_shared.share(folder)  # after the forks: a child shares on its own
+        try:
+            return _consume_with(settings, children, report, started)
+        finally:
+            metrics_shared.stop_sharing()
+
+
+def _consume_with(
+    settings: Settings,
+    children: Sequence[multiprocessing.process.BaseProcess],
+    report: Report,
+    started: Callable[[], None],
+) -> int:
+    """Consume in this process beside the forked `children`; stop them when this one stops."""
     failed = threading.Event()
     stopping = threading.Event()
 

@@ -2,18 +2,23 @@
 
 Every entry point (HTTP, Kafka) counts here; `GET /metrics` and `headwater consume --metrics-port`
 render the same registry. Updates happen per request or per batch, never per event, so one lock per
-metric costs nothing worth measuring.
+metric costs nothing worth measuring. Where several processes ingest (`serve --workers`, `consume
+--processes`), each renders the sum of all of them (`metrics_shared`): a metric's state is a plain
+dictionary that can be written to a file, and `render` combines this process's with its siblings'.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from headwater.ingest.service import DUPLICATE, REJECTED, Outcome
 
 LabelValues = tuple[str, ...]
+State = dict[LabelValues, Any]  # label values → value (a histogram's: (bucket counts, sum))
+Snapshot = dict[str, list[list[Any]]]  # metric name → [[label values, value], ...], as JSON keeps it
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -55,14 +60,31 @@ class Metric:
         with self._lock:
             return self._values.get(self._key(labels), 0.0)
 
-    def samples(self) -> Iterator[str]:
+    def state(self) -> State:
+        """A copy of this process's samples."""
         with self._lock:
-            items = sorted(self._values.items())
-        for values, number in items:
+            return dict(self._values)
+
+    def snapshot(self) -> list[list[Any]]:
+        """This process's samples as JSON can hold them."""
+        return [[list(key), value] for key, value in self.state().items()]
+
+    def combine(self, own: State, others: Iterable[list[list[Any]]]) -> State:
+        """This process's samples with other processes' snapshots: added up (a gauge: theirs
+        where this process has none)."""
+        combined = dict(own)
+        for snapshot in others:
+            for key, value in snapshot:
+                combined[tuple(key)] = combined.get(tuple(key), 0.0) + value
+        return combined
+
+    def samples(self, state: State) -> Iterator[str]:
+        for values, number in sorted(state.items()):
             yield f"{self.name}{self._label_text(values)} {_number(number)}"
 
-    def render(self) -> str:
-        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} {self.kind}", *self.samples()]
+    def render(self, others: Iterable[list[list[Any]]] = ()) -> str:
+        state = self.combine(self.state(), others)
+        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} {self.kind}", *self.samples(state)]
         return "\n".join(lines) + "\n"
 
 
@@ -89,6 +111,15 @@ class Gauge(Metric):
         key = self._key(labels)
         with self._lock:
             self._values.pop(key, None)
+
+    def combine(self, own: State, others: Iterable[list[list[Any]]]) -> State:
+        """A gauge is one process's reading (a Kafka partition's lag is its owner's): this
+        process's values, and the others' for label values it has none of."""
+        combined: State = {}
+        for snapshot in others:
+            combined.update((tuple(key), value) for key, value in snapshot)
+        combined.update(own)
+        return combined
 
 
 class Histogram(Metric):
@@ -117,10 +148,25 @@ class Histogram(Metric):
         with self._lock:
             return sum(self._counts.get(self._key(labels), ()))
 
-    def samples(self) -> Iterator[str]:
+    def state(self) -> State:
         with self._lock:
-            items = sorted((key, list(counts), self._values[key]) for key, counts in self._counts.items())
-        for values, counts, total in items:
+            return {key: (list(counts), self._values[key]) for key, counts in self._counts.items()}
+
+    def combine(self, own: State, others: Iterable[list[list[Any]]]) -> State:
+        combined = {key: (list(counts), total) for key, (counts, total) in own.items()}
+        for snapshot in others:
+            for key, (counts, total) in snapshot:
+                if len(counts) != len(self.buckets) + 1:  # another version's buckets: not comparable
+                    continue
+                mine, mine_total = combined.get(tuple(key), ([0] * len(counts), 0.0))
+                combined[tuple(key)] = (
+                    [a + b for a, b in zip(mine, counts, strict=True)],
+                    mine_total + total,
+                )
+        return combined
+
+    def samples(self, state: State) -> Iterator[str]:
+        for values, (counts, total) in sorted(state.items()):
             cumulative = 0
             for bound, count in zip((*self.buckets, math.inf), counts, strict=True):
                 cumulative += count
@@ -138,9 +184,17 @@ class Registry:
         self.metrics.append(metric)
         return metric
 
-    def render(self) -> str:
-        """Every metric in the Prometheus text exposition format (version 0.0.4)."""
-        return "".join(metric.render() for metric in self.metrics)
+    def snapshot(self) -> Snapshot:
+        """Every metric's samples in this process, as JSON can hold them."""
+        return {metric.name: metric.snapshot() for metric in self.metrics}
+
+    def render(self, others: Sequence[Mapping[str, list[list[Any]]]] = ()) -> str:
+        """Every metric in the Prometheus text exposition format (version 0.0.4): this process's
+        samples combined with the other processes' snapshots given."""
+        return "".join(
+            metric.render(other[metric.name] for other in others if metric.name in other)
+            for metric in self.metrics
+        )
 
 
 REGISTRY = Registry()
