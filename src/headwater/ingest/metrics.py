@@ -9,6 +9,7 @@ dictionary that can be written to a file, and `render` combines this process's w
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -46,9 +47,12 @@ class Metric:
         self._values: dict[LabelValues, float] = {}
 
     def _key(self, labels: dict[str, object]) -> LabelValues:
-        if set(labels) != set(self.labels):
-            raise ValueError(f"{self.name} takes labels {self.labels}, got {tuple(labels)}")
-        return tuple(str(labels[name]) for name in self.labels)
+        try:
+            if len(labels) == len(self.labels):
+                return tuple([str(labels[name]) for name in self.labels])
+        except KeyError:
+            pass
+        raise ValueError(f"{self.name} takes labels {self.labels}, got {tuple(labels)}")
 
     def _label_text(self, values: LabelValues, extra: str = "") -> str:
         parts = [f'{name}="{_escape(value)}"' for name, value in zip(self.labels, values, strict=True)]
@@ -136,12 +140,7 @@ class Histogram(Metric):
         key = self._key(labels)
         with self._lock:
             counts = self._counts.setdefault(key, [0] * (len(self.buckets) + 1))
-            for i, bound in enumerate(self.buckets):
-                if value <= bound:
-                    counts[i] += 1
-                    break
-            else:
-                counts[-1] += 1
+            counts[bisect.bisect_left(self.buckets, value)] += 1  # the first bound >= value, else +Inf
             self._values[key] = self._values.get(key, 0.0) + value
 
     def count(self, **labels: object) -> int:
