@@ -5,6 +5,9 @@ still alive. The siblings are real spawned processes writing to a real folder.""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from multiprocessing.synchronize import Event
@@ -77,3 +80,30 @@ def test_each_process_renders_the_sum_of_all_and_a_gone_one_keeps_its_counts_not
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
         f"{pid}.json" for pid in (stays.pid, ends.pid)
     )
+
+
+def test_folders_that_killed_parents_left_behind_are_removed_and_no_other(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    old = time.time() - 2 * metrics_shared.STALE_SECONDS
+
+    def folder(name: str, pids: list[int], modified: float) -> Path:
+        made = tmp_path / f"headwater-metrics-{name}"
+        made.mkdir()
+        for pid in pids:
+            (made / f"{pid}.json").write_bytes(b"{}")
+        os.utime(made, (modified, modified))
+        return made
+
+    stale = folder("stale", [dead.pid], old)
+    empty_and_old = folder("empty", [], old)
+    alive = folder("alive", [dead.pid, os.getpid()], old)
+    recent = folder("recent", [dead.pid], time.time())
+    other = tmp_path / "headwater-other"
+    other.mkdir()
+    os.utime(other, (old, old))
+    with metrics_shared.shared_folder(tmp_path) as mine:
+        assert mine.exists()
+        assert not stale.exists() and not empty_and_old.exists()
+        assert alive.exists() and recent.exists() and other.exists()
+    assert not mine.exists()

@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,14 +33,35 @@ PUBLISH_SECONDS = 0.1
 _GAUGES = frozenset(metric.name for metric in metrics.REGISTRY.metrics if isinstance(metric, metrics.Gauge))
 
 
+_PREFIX = "headwater-metrics-"
+STALE_SECONDS = 60.0
+
+
 @contextlib.contextmanager
-def shared_folder() -> Iterator[Path]:
-    """A folder for the snapshots of the processes about to be started, removed afterwards."""
-    folder = Path(tempfile.mkdtemp(prefix="headwater-metrics-"))
+def shared_folder(parent: Path | None = None) -> Iterator[Path]:
+    """A folder for the snapshots of the processes about to be started, removed afterwards. The
+    folders of parents that were killed (SIGKILL leaves theirs behind) go first."""
+    parent = Path(parent or tempfile.gettempdir())
+    remove_stale_folders(parent)
+    folder = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=parent))
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_stale_folders(parent: Path) -> None:
+    """Remove the shared folders in `parent` untouched for a minute whose processes are all gone."""
+    now = time.time()
+    for folder in parent.glob(f"{_PREFIX}*"):
+        try:
+            if now - folder.stat().st_mtime < STALE_SECONDS:
+                continue
+            pids = [int(path.stem) for path in folder.glob("*.json") if path.stem.isdigit()]
+            if not any(_alive(pid) for pid in pids):
+                shutil.rmtree(folder)
+        except OSError:  # another user's, or removed meanwhile
+            continue
 
 
 class SharedMetrics:
