@@ -13,18 +13,27 @@ backend serving the writer's connection used per event (read from /proc: the ser
 this machine). No HTTP, no concurrency: it moves much less than the server's µs/event on a busy
 machine, so it is the figure to compare commits by (alternate them). `--size 8` is about what a
 group commit of single POSTs holds.
+
+`--writer-thread` appends in a second thread while the next batch is validated, one batch in its
+hands at a time, as the server's event loop and its group-commit writer do: each half's CPU is then
+its thread's, and the line adds the process's CPU and its context switches per event (both
+threads contend for the GIL; bench/README.md, "The GIL handed over on every event").
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import queue
+import resource
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -61,6 +70,44 @@ def ingest(store: EventStore, body: bytes) -> tuple[float, float, float, int]:
     return validated_at - start, appended_at - validated_at, wall, len(stored)
 
 
+def threaded(store: EventStore, bodies: list[bytes]) -> tuple[float, float, int]:
+    """Validate in this thread and append in another, one batch handed over at a time: each
+    half's thread CPU seconds, and the events stored."""
+    handed: queue.Queue[list[Any] | None] = queue.Queue(maxsize=1)
+    spent = {"append": 0.0, "events": 0}
+
+    def writer() -> None:
+        while (events := handed.get()) is not None:
+            start = time.thread_time()
+            with collector_paused():
+                stored = store.append(events, format_ticks(now_ticks()))
+            spent["append"] += time.thread_time() - start
+            spent["events"] += sum(stored)
+
+    thread = threading.Thread(target=writer, name="writer")
+    thread.start()
+    validate = 0.0
+    try:
+        for body in bodies:
+            start = time.thread_time()
+            with collector_paused():
+                documents, _ = read_documents(body, "application/json", None, MAX_BODY, lazy=True)
+                validated = validate_documents(documents)
+            validate += time.thread_time() - start
+            if len(validated.events) != len(documents):
+                raise SystemExit("an event was rejected: the figures would mean nothing")
+            handed.put(list(validated.events))
+    finally:
+        handed.put(None)
+        thread.join()
+    return validate, spent["append"], int(spent["events"])
+
+
+def _switches() -> int:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+
+
 def backend_cpu(store: EventStore) -> Callable[[], float]:
     """A clock of the CPU seconds used by the PostgreSQL backend of the store's writer connection."""
     with store._writer_conn().cursor() as cur:  # type: ignore[attr-defined]
@@ -83,6 +130,9 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20, help="timed batches [20]")
     parser.add_argument("--size", type=int, default=1_000, help="events per batch [1,000]")
     parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--writer-thread", action="store_true", help="append in a second thread, as the server does"
+    )
     args = parser.parse_args()
 
     factory = EventFactory()
@@ -108,6 +158,16 @@ def main() -> None:
         events = 0
         backend = backend_cpu(store) if args.backend == "postgresql" else None
         backend_start = backend() if backend else 0.0
+        if args.writer_thread:
+            cpu, switches = time.process_time(), _switches()
+            validate, append, events = threaded(store, timed)
+            cpu, switches = time.process_time() - cpu, _switches() - switches
+            print(
+                f"{args.backend}, writer thread: validate {1e6 * validate / events:.1f} µs/event, append "
+                f"{1e6 * append / events:.1f} µs/event, process {1e6 * cpu / events:.1f} µs/event, "
+                f"{switches / events:.2f} context switches/event ({events:,} events)"
+            )
+            return
         for body in timed:
             v, a, w, n = ingest(store, body)
             validate, append, wall, events = validate + v, append + a, wall + w, events + n

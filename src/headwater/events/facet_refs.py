@@ -9,13 +9,13 @@ the split takes out, the reassembly puts back where it was.
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
 
 from headwater.events.facets import FacetKind, facet_path
+from headwater.events.ids import sha256
 
 # (the hash of a facet's canonical bytes, those bytes, why it breaks its rules: empty when it is
 # fine, whether it is a job's or a dataset's facet, which may carry `_deleted`)
@@ -27,7 +27,7 @@ DELETABLE: frozenset[FacetKind] = frozenset({"job", "dataset"})
 def facet_hash(canonical: bytes) -> str:
     """The key of a facet value: 128 bits of the SHA-256 of its canonical bytes, in 22 characters
     of URL-safe base64 (an event's core carries one per facet)."""
-    return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:16]).decode()[:22]
+    return base64.urlsafe_b64encode(sha256(canonical)[:16]).decode()[:22]
 
 
 def containers(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str, FacetKind]]:

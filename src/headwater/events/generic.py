@@ -7,13 +7,13 @@ optional client `id` makes a resend idempotent; without it every event is new.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from headwater.errors import InvalidEvent
 from headwater.events.decode import dumps
+from headwater.events.ids import sha256
 
 GENERIC_KIND = "generic"
 GENERIC_PRODUCER = "generic"  # the event store's producer column of every generic event
@@ -155,7 +155,7 @@ def validate_generic_event(doc: object, raw: bytes | None = None) -> GenericEven
     if check.errors:
         raise InvalidEvent(check.errors)
     canonical = dumps(doc, sort_keys=True)
-    digest = hashlib.sha256(canonical).hexdigest()
+    digest = sha256(canonical).hex()
     if client_id is not None:
         event_id = str(uuid.uuid5(_CLIENT_ID_NAMESPACE, client_id))
     else:
