@@ -74,11 +74,15 @@ def main() -> None:
     parser.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark session setting to try"
     )
+    parser.add_argument(
+        "--java-options", default="", metavar="FLAGS", help="JVM flags to try (e.g. -XX:+UseParallelGC)"
+    )
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="headwater-spark-profile-"))
     recording = folder / "pass.jfr"
     options = "" if args.no_jfr else f"-XX:StartFlightRecording=filename={recording},settings=profile"
+    options = f"{options} {args.java_options}".strip()
     spark = spark_session(args.master, java_options=options, ui=True)
     for setting in args.conf:
         key, _, value = setting.partition("=")
