@@ -464,6 +464,45 @@ def process_cpu_seconds(pid: int) -> float:
     return own + sum(process_cpu_seconds(int(child)) for child in children)
 
 
+def server_processes(pid: int) -> list[int]:
+    """The server's process and its worker processes (`--workers N`), from /proc."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return [pid] + [p for child in children for p in server_processes(int(child))]
+
+
+def connections_per_process(port: int, pids: list[int]) -> list[int]:
+    """How many established connections to the local `port` each of `pids` holds (Linux /proc):
+    with `serve --workers N`, which worker the kernel gave each connection of the bench."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[1].endswith(f":{port:04X}") and fields[3] == "01":
+                inodes.add(f"socket:[{fields[9]}]")
+    counts = []
+    for pid in pids:
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            counts.append(0)
+            continue
+        held = 0
+        for fd in fds:
+            try:
+                held += os.readlink(fd) in inodes
+            except OSError:
+                continue
+        counts.append(held)
+    return counts
+
+
 def machine_busy_seconds() -> float:
     """CPU seconds all cores spent busy since boot (everything but idle and iowait), from /proc/stat."""
     try:

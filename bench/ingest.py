@@ -28,7 +28,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from _common import (
     HttpConnection,
     Profiler,
     Server,
+    connections_per_process,
     get_request,
     human_bytes,
     machine_busy_now,
@@ -54,6 +55,7 @@ from _common import (
     post_request,
     print_table,
     run_async,
+    server_processes,
     summarise_profile,
 )
 
@@ -84,6 +86,13 @@ class LoadResult:
     client_cpu: float
     other_cpu: float  # the rest of the machine (PostgreSQL, other processes)
     bodies_ok: int = 0  # events the answers reported as stored (batches)
+    dealt: list[int] = field(default_factory=list)  # the connections each server process held
+
+    def dealt_note(self) -> str:
+        """E.g. "conns per worker 3/1": how the kernel spread the connections (`--workers N`)."""
+        if len(self.dealt) < 2:
+            return ""
+        return "conns per worker " + "/".join(str(count) for count in sorted(self.dealt, reverse=True))
 
     def ms(self, q: float) -> float:
         return percentile(self.latencies, q) * 1000
@@ -102,6 +111,9 @@ async def closed_loop(
 ) -> LoadResult:
     """Each connection sends its next request as soon as the previous answer is in."""
     conns = await _open_connections(port, connections)
+    await asyncio.sleep(0.05)  # the workers accept them
+    workers = server_processes(server_pid)[1:]  # the supervisor holds no connection
+    dealt = connections_per_process(port, workers) if workers else []
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
     next_index = 0
@@ -129,7 +141,9 @@ async def closed_loop(
     for c in conns:
         c.close()
     latencies.sort()
-    return LoadResult(len(requests), wall, latencies, statuses, server_cpu, client_cpu, other_cpu, stored)
+    return LoadResult(
+        len(requests), wall, latencies, statuses, server_cpu, client_cpu, other_cpu, stored, dealt
+    )
 
 
 async def open_loop(
@@ -209,6 +223,10 @@ def _cpu_per_event(result: LoadResult, rate: float) -> str:
     return f"{1e6 * result.server_cpu / rate:,.0f} µs/event" if rate else "n/a"
 
 
+def _with_sep(note: str) -> str:
+    return f"{note}; " if note else ""
+
+
 def _status_note(result: LoadResult, expected: int) -> str:
     bad = {s: n for s, n in result.statuses.items() if s != expected}
     return "" if not bad else f"; UNEXPECTED statuses {bad}"
@@ -266,7 +284,7 @@ def ingest_scenarios(
                     SINGLE_TARGET,
                     note=f"p50 {r.ms(50):.1f} ms, p99 {r.ms(99):.1f} ms; server CPU {r.server_cpu:.0%} "
                     f"({_cpu_per_event(r, rate)}), client {r.client_cpu:.0%}, other {r.other_cpu:.0%}; "
-                    f"{durable}{_status_note(r, 201)}",
+                    f"{_with_sep(r.dealt_note())}{durable}{_status_note(r, 201)}",
                 )
             )
             results[f"{backend}.1"] = _result_json(r)
@@ -304,7 +322,7 @@ def ingest_scenarios(
                     note=f"{args.batch_connections} conns, p50 {r.ms(50):.0f} ms per batch; server CPU "
                     f"{r.server_cpu:.0%} ({_cpu_per_event(r, rate)}), client {r.client_cpu:.0%}, "
                     f"other {r.other_cpu:.0%}; "
-                    f"{durable}{stored_note}{_status_note(r, 200)}",
+                    f"{_with_sep(r.dealt_note())}{durable}{stored_note}{_status_note(r, 200)}",
                 )
             )
             results[f"{backend}.2"] = _result_json(r)
@@ -384,6 +402,7 @@ def _result_json(r: LoadResult) -> dict[str, Any]:
         "max_ms": r.ms(100),
         "server_cpu": r.server_cpu,
         "other_cpu": r.other_cpu,
+        "connections_per_worker": r.dealt,
         "client_cpu": r.client_cpu,
     }
 
