@@ -473,10 +473,12 @@ def server_processes(pid: int) -> list[int]:
     return [pid] + [p for child in children for p in server_processes(int(child))]
 
 
-def connections_per_process(port: int, pids: list[int]) -> list[int]:
-    """How many established connections to the local `port` each of `pids` holds (Linux /proc):
-    with `serve --workers N`, which worker the kernel gave each connection of the bench."""
-    inodes = set()
+def connections_per_worker(port: int, pids: list[int]) -> list[int]:
+    """How many established connections to the local `port` each of `pids` that listens on it
+    holds (Linux /proc): with `serve --workers N`, which worker the kernel gave each connection of
+    the bench. Processes not listening there (the supervisor, multiprocessing's resource tracker)
+    are left out."""
+    sockets: dict[str, str] = {}  # socket inode → TCP state
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             rows = Path(table).read_text().splitlines()[1:]
@@ -484,22 +486,21 @@ def connections_per_process(port: int, pids: list[int]) -> list[int]:
             continue
         for row in rows:
             fields = row.split()
-            if fields[1].endswith(f":{port:04X}") and fields[3] == "01":
-                inodes.add(f"socket:[{fields[9]}]")
+            if fields[1].endswith(f":{port:04X}") and fields[3] in ("01", "0A"):
+                sockets[f"socket:[{fields[9]}]"] = fields[3]
     counts = []
     for pid in pids:
+        states: list[str] = []
         try:
-            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    states.append(sockets.get(os.readlink(fd), ""))
+                except OSError:
+                    continue
         except OSError:
-            counts.append(0)
             continue
-        held = 0
-        for fd in fds:
-            try:
-                held += os.readlink(fd) in inodes
-            except OSError:
-                continue
-        counts.append(held)
+        if "0A" in states:  # a worker: it listens on the port
+            counts.append(states.count("01"))
     return counts
 
 

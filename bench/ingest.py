@@ -46,7 +46,7 @@ from _common import (
     HttpConnection,
     Profiler,
     Server,
-    connections_per_process,
+    connections_per_worker,
     get_request,
     human_bytes,
     machine_busy_now,
@@ -112,8 +112,7 @@ async def closed_loop(
     """Each connection sends its next request as soon as the previous answer is in."""
     conns = await _open_connections(port, connections)
     await asyncio.sleep(0.05)  # the workers accept them
-    workers = server_processes(server_pid)[1:]  # the supervisor holds no connection
-    dealt = connections_per_process(port, workers) if workers else []
+    dealt = connections_per_worker(port, server_processes(server_pid))
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
     next_index = 0
