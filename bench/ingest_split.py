@@ -76,11 +76,19 @@ def threaded(store: EventStore, bodies: list[bytes]) -> tuple[float, float, int]
     handed: queue.Queue[list[Any] | None] = queue.Queue(maxsize=1)
     spent = {"append": 0.0, "events": 0}
 
+    failed: list[BaseException] = []
+
     def writer() -> None:
         while (events := handed.get()) is not None:
+            if failed:  # keep taking batches, so that the validating thread never waits forever
+                continue
             start = time.thread_time()
-            with collector_paused():
-                stored = store.append(events, format_ticks(now_ticks()))
+            try:
+                with collector_paused():
+                    stored = store.append(events, format_ticks(now_ticks()))
+            except BaseException as exc:
+                failed.append(exc)
+                continue
             spent["append"] += time.thread_time() - start
             spent["events"] += sum(stored)
 
@@ -100,6 +108,8 @@ def threaded(store: EventStore, bodies: list[bytes]) -> tuple[float, float, int]
     finally:
         handed.put(None)
         thread.join()
+    if failed:
+        raise failed[0]
     return validate, spent["append"], int(spent["events"])
 
 

@@ -9,9 +9,9 @@ from headwater.events.times import gregorian_ticks
 # hashlib lets other threads run while it hashes 2,048 bytes or more in one call. In a server
 # process that costs more than it gives: the event loop validating requests and the writer thread
 # committing them then hand the GIL to each other on every event (a context switch each way), and
-# a batch's events took about 30% more CPU with the writer thread beside the validation than
-# without it (bench/README.md, "The GIL handed over on every event"). Fed in smaller pieces, the
-# hash object never releases it; the digest is the same.
+# a batch's events took 13-25% more CPU with the writer thread beside the validation than without
+# it (bench/README.md, "The GIL handed over on every event"). Fed in smaller pieces, the hash
+# object never releases it; the digest is the same.
 _HELD_GIL_PIECE = 2_047
 
 
