@@ -451,17 +451,16 @@ class Server:
 
 
 def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process (all threads) from /proc, in seconds."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    try:  # worker processes (`--workers N`) count as the server too
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        children = []
-    return own + sum(process_cpu_seconds(int(child)) for child in children)
+    """User + system CPU of a process (all threads) and of its children (`--workers N`: the
+    worker processes count as the server too), from /proc, in seconds."""
+    total = 0.0
+    for process in server_processes(pid):
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def server_processes(pid: int) -> list[int]:

@@ -86,7 +86,7 @@ class LoadResult:
     client_cpu: float
     other_cpu: float  # the rest of the machine (PostgreSQL, other processes)
     bodies_ok: int = 0  # events the answers reported as stored (batches)
-    dealt: list[int] = field(default_factory=list)  # the connections each server process held
+    dealt: list[int] = field(default_factory=list)  # the connections each worker held
 
     def dealt_note(self) -> str:
         """E.g. "conns per worker 3/1": how the kernel spread the connections (`--workers N`)."""
