@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import pyarrow as pa
 import pytest
 
@@ -30,10 +29,12 @@ DAY = "2026-01-0{}T00:00:00.0000000Z"
 
 
 def _batch(*rows: tuple[str, tuple[Any, ...]]) -> pa.RecordBatch:
-    """Tagged rows as `pipeline.publish` hands them over: values as Spark casts them, text or null."""
-    tables = [table for table, _ in rows]
-    values = [orjson.dumps([None if v is None else str(v) for v in row]).decode() for _, row in rows]
-    return pa.RecordBatch.from_arrays([pa.array(tables), pa.array(values)], schema=TAGGED)
+    """Tagged rows as `pipeline.publish` hands them over: values as Spark casts them, text or null,
+    a column each, NULL past the table's last column."""
+    width = len(TAGGED.names) - 1
+    texts = [[None if v is None else str(v) for v in row] + [None] * (width - len(row)) for _, row in rows]
+    columns = [[table for table, _ in rows], *[list(column) for column in zip(*texts, strict=True)]]
+    return pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in columns], schema=TAGGED)
 
 
 def _stage(store: EventStore, *partitions: list[tuple[str, tuple[Any, ...]]]) -> None:

@@ -18,18 +18,23 @@ _DONE = pa.schema([("done", pa.int32())])
 
 
 def _tagged(frames: Mapping[str, DataFrame]) -> DataFrame:
-    """All the frames as one, shaped like `model.TAGGED`: (table, JSON array of the row's values
-    as text, in the table's column order), so that staging every table is one Spark job instead
-    of one per table. Written as one SQL statement over a view per frame: built with the
-    DataFrame API, each of the ~400 expressions and unions was a call into the JVM that analysed
-    the growing plan again (a fifth of a small batch's time)."""
+    """All the frames as one, shaped like `model.TAGGED`: the table's name, then the row's values
+    as text in the table's column order (`v0`, `v1`, ...; NULL past its last column), so that
+    staging every table is one Spark job instead of one per table. Written as one SQL statement
+    over a view per frame: built with the DataFrame API, each of the ~400 expressions and unions
+    was a call into the JVM that analysed the growing plan again (a fifth of a small batch's
+    time). (Each row was one JSON array before: making it in the JVM and parsing it in Python
+    was most of a large batch's staging, 2.1 million rows in a 205,000-event rebuild.)"""
     spark = next(iter(frames.values())).sparkSession
+    names = model.TAGGED.names
     parts = []
     for name, frame in frames.items():
         view = f"headwater_staged_{name}"
         frame.createOrReplaceTempView(view)
-        values = ", ".join(f"CAST(`{column}` AS STRING)" for column in model.TABLES[name].columns)
-        parts.append(f"SELECT '{name}' AS t, to_json(array({values})) AS v FROM {view}")
+        columns = model.TABLES[name].columns
+        values = [f"CAST(`{column}` AS STRING) AS `{names[1 + i]}`" for i, column in enumerate(columns)]
+        blanks = [f"CAST(NULL AS STRING) AS `{label}`" for label in names[1 + len(columns) :]]
+        parts.append(f"SELECT '{name}' AS `{names[0]}`, {', '.join(values + blanks)} FROM {view}")
     return spark.sql("\nUNION ALL\n".join(parts))
 
 

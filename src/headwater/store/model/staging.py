@@ -3,7 +3,8 @@
 model; a crash while staging leaves only staging rows, emptied by the next `prepare_staging`.
 
 The pipeline hands each executor's share over as Arrow batches of tagged rows (`TAGGED`): the
-table's name, and a JSON array of the row's values in the table's column order, as text. On
+table's name, then the row's values in the table's column order as text, one column each (`v0`,
+`v1`, ...; the columns a table does not have are NULL). On
 PostgreSQL each executor COPYs its rows into the staging tables; on SQLite each writes a scratch
 SQLite file of its own, which the driver (SQLite's single writer) then copies in, in bounded
 chunks (`StagingTarget.collect`).
@@ -16,10 +17,10 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pyarrow as pa
 
 from headwater.store.base import EventStore
@@ -27,10 +28,11 @@ from headwater.store.model.connections import connect, sqlite_file
 from headwater.store.model.dialect import dialect_of, is_sqlite_url
 from headwater.store.model.tables import TABLES
 
-# the Arrow schema of tagged rows: a model table's name, its row's values as a JSON array (text)
-TAGGED = pa.schema([("table", pa.string()), ("values", pa.string())])
-TaggedRow = tuple[str, str]
-_CHUNK = 5_000  # rows an executor writes at a time
+# the Arrow schema of tagged rows: a model table's name, then its row's values as text, a column
+# each in the table's column order, as many columns as the widest table has (the rest NULL)
+WIDTH = max(len(table.columns) for table in TABLES.values())
+TAGGED = pa.schema([("table", pa.string()), *[(f"v{i}", pa.string()) for i in range(WIDTH)]])
+Rows = tuple[str, list[tuple[Any, ...]]]  # a table's name and some of its rows
 SCRATCH = ("stage_touched_versions", "stage_touched_dataset_versions")
 
 
@@ -68,7 +70,7 @@ class StagingTarget:
 
     def write(self, batches: Iterable[pa.RecordBatch]) -> None:
         """On an executor: stage one partition's tagged rows (batches shaped like TAGGED)."""
-        rows = tagged_rows(batches)
+        rows = table_rows(batches)
         if self.folder is None:
             _copy_partition(self.url, rows)
         else:
@@ -86,31 +88,26 @@ def staging_target(store: EventStore) -> StagingTarget:
     return StagingTarget(store.url, str(staging_folder(store)) if is_sqlite_url(store.url) else None)
 
 
-def tagged_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[TaggedRow]:
-    """The (table, values) rows of Arrow batches shaped like TAGGED."""
+def table_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[Rows]:
+    """(table, rows) from Arrow batches shaped like TAGGED, one pair per run of a table's rows in
+    a batch. The values are read column by column (no per-row parsing: the rows of a large
+    batch's staging are millions)."""
     for batch in batches:
-        yield from zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+        start = 0
+        for name, run in groupby(batch.column(0).to_pylist()):
+            count = sum(1 for _ in run)
+            part = batch.slice(start, count)
+            width = len(TABLES[name].columns)
+            yield name, list(zip(*[part.column(1 + i).to_pylist() for i in range(width)], strict=True))
+            start += count
 
 
-def _grouped(rows: Iterable[TaggedRow]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
-    """(table, bounded chunk of its rows) from the tagged rows, in order."""
-    current, chunk = "", list[tuple[Any, ...]]()
-    for table, values in rows:
-        if (table != current or len(chunk) >= _CHUNK) and chunk:
-            yield current, chunk
-            chunk = []
-        current = table
-        chunk.append(tuple(orjson.loads(values)))
-    if chunk:
-        yield current, chunk
-
-
-def _copy_partition(url: str, rows: Iterable[TaggedRow]) -> None:
+def _copy_partition(url: str, rows: Iterable[Rows]) -> None:
     """An executor's share of a PostgreSQL stage: COPY its rows, table by table, then commit."""
     conn = connect(url)
     try:
         with conn.cursor() as cur:
-            for table, chunk in _grouped(rows):
+            for table, chunk in rows:
                 spec = TABLES[table]
                 with cur.copy(f"COPY {spec.stage} ({', '.join(spec.columns)}) FROM STDIN") as copy:
                     for values in chunk:
@@ -120,7 +117,7 @@ def _copy_partition(url: str, rows: Iterable[TaggedRow]) -> None:
         conn.close()
 
 
-def _sqlite_partition(folder: str, rows: Iterable[TaggedRow]) -> None:
+def _sqlite_partition(folder: str, rows: Iterable[Rows]) -> None:
     """An executor's share of a SQLite stage: its rows into a SQLite file of its own, renamed
     into place once complete (a failed task leaves only a `.tmp` file, which is ignored)."""
     final = Path(folder) / f"part-{uuid.uuid4().hex}.db"
@@ -130,7 +127,7 @@ def _sqlite_partition(folder: str, rows: Iterable[TaggedRow]) -> None:
     try:
         conn.execute("PRAGMA journal_mode=OFF")
         conn.execute("PRAGMA synchronous=OFF")
-        for table, chunk in _grouped(rows):
+        for table, chunk in rows:
             spec = TABLES[table]
             if table not in created:
                 conn.execute(f"CREATE TABLE {spec.stage} ({', '.join(spec.columns)})")
