@@ -23,8 +23,8 @@ def _tagged(frames: Mapping[str, DataFrame]) -> DataFrame:
     staging every table is one Spark job instead of one per table. Written as one SQL statement
     over a view per frame: built with the DataFrame API, each of the ~400 expressions and unions
     was a call into the JVM that analysed the growing plan again (a fifth of a small batch's
-    time). (Each row was one JSON array before: making it in the JVM and parsing it in Python
-    was most of a large batch's staging, 2.1 million rows in a 205,000-event rebuild.)"""
+    time). (Each row was one JSON array before, which Spark wrote and the executors parsed back:
+    1-4% of a 205,000-event rebuild, bench/README.)"""
     spark = next(iter(frames.values())).sparkSession
     names = model.TAGGED.names
     parts = []

@@ -90,8 +90,7 @@ def staging_target(store: EventStore) -> StagingTarget:
 
 def table_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[Rows]:
     """(table, rows) from Arrow batches shaped like TAGGED, one pair per run of a table's rows in
-    a batch. The values are read column by column (no per-row parsing: the rows of a large
-    batch's staging are millions)."""
+    a batch, its values read column by column."""
     for batch in batches:
         start = 0
         for name, run in groupby(batch.column(0).to_pylist()):
