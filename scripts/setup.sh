@@ -90,4 +90,8 @@ headwater_setup() {
     .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
     touch "$stamp"
   fi
+  # Spark's classes recorded once per machine (and per Java and pyspark): every later Spark start
+  # maps them instead of loading them, about 4 s less a `pipeline run` (bench/README.md)
+  .venv/bin/headwater pipeline prepare --quiet ||
+    echo "could not record Spark's classes: Spark will start without them" >&2
 }

@@ -593,6 +593,8 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     try:
         with stopping_on_signals(spark, stop):
             runner.continuous(settings.pipeline_interval, stop, on_pass=watch_server)
+    except HeadwaterError as exc:  # e.g. another continuous pipeline runs on this store
+        raise click.ClickException(exc.message) from None
     finally:
         server.terminate()
         server.wait(timeout=15)

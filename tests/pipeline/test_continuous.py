@@ -1,16 +1,20 @@
 """The continuous pipeline: a pass as soon as new events are stored, not after the interval; the
 pipeline's own report waits for the interval (it would otherwise start a pass after every pass).
 While events are being stored, passes are live: on a single-writer store their batches are sized
-for short merges."""
+for short merges. A one-off `pipeline run` waits for a running continuous pipeline to publish
+instead of starting Spark, and a one-off pass never stops the continuous pipeline."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from pyspark.sql import SparkSession
 
 from headwater.demo.lineage import DemoShape, demo_events
@@ -23,6 +27,7 @@ from headwater.pipeline.runner import (
     live_batch_size,
 )
 from headwater.store.base import EventStore
+from headwater.store.model import PipelineBusy, pipeline_lock, read_state
 from tests.pipeline.test_pipeline import ingest, query
 
 LONG_INTERVAL = 3_600.0  # no pass in these tests is due to the interval, but the first
@@ -158,6 +163,39 @@ def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
     assert small.run_once().graph
     assert seen["edges"] == [("dataset:fresh:source_table", new_table)]
     assert seen["ends"] and seen["state"] == [(checkpoint + 1,) * 2]
+
+
+def test_a_one_off_run_waits_for_the_continuous_pipeline_whose_passes_wait_for_a_one_off(
+    spark: SparkSession, store: EventStore
+) -> None:
+    ingest(store, demo_events(DemoShape(jobs=10, runs_per_job=2)))
+    passes: list[PassResult] = []
+    pipeline = Pipeline(spark, store, partitions=2, dogfood=False)
+    with continuous(pipeline, passes):
+        assert wait_for(lambda: len(passes) == 1)
+        with pytest.raises(PipelineBusy, match="continuous Headwater pipeline is running"):
+            Pipeline(spark, store, dogfood=False).continuous(1.0)
+
+        _new_job(store, "while_up", 1)
+        newest = store.last_seq()
+        one_off = [sys.executable, "-m", "headwater", "pipeline", "run", "-q", "--database-url", store.url]
+        done = subprocess.run(one_off, capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr
+        assert f"waiting for it to publish up to seq {newest}" in done.stderr
+        assert "published by the pipeline running on this store" in done.stdout
+        assert "starting Spark" not in done.stderr, "it started no Spark of its own"
+        assert read_state(store)[0] >= newest
+
+        # a one-off pass holds the lock (as one started before the continuous pipeline would):
+        # the continuous pipeline's passes wait for it, and it carries on after
+        with pipeline_lock(store):
+            _new_job(store, "during_a_one_off", 2)
+            time.sleep(1.0)  # passes are tried meanwhile
+            assert read_state(store)[0] < store.last_seq()
+        newest = store.last_seq()
+        assert wait_for(lambda: read_state(store)[0] >= newest), "the continuous pipeline carried on"
+    jobs = {row[0] for row in query(store, "SELECT node_id FROM jobs")}
+    assert {"job:fresh:while_up", "job:fresh:during_a_one_off"} <= jobs
 
 
 def _new_job(store: EventStore, name: str, n: int) -> None:

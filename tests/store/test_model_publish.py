@@ -1,10 +1,12 @@
 """The model's write interface (store/model) without Spark, on both backends: rows staged as
 executors stage them (Arrow batches of tagged rows, several writers), merged with the checkpoint
 in one transaction by each table's rule; leftovers of a crash never reach the model; the graph
-replaced whole; one pipeline per store."""
+replaced whole; one pipeline per store, and a wait for the one that runs."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -14,9 +16,12 @@ from headwater.store.base import EventStore
 from headwater.store.model import (
     TAGGED,
     PipelineBusy,
+    continuous_lock,
     merge_facts,
     pipeline_lock,
+    pipeline_running,
     prepare_staging,
+    published_by_other,
     read_state,
     replace_graph_rows,
     reset_model,
@@ -162,3 +167,48 @@ def test_one_pipeline_per_store(store: EventStore) -> None:
         pass
     with pipeline_lock(store):  # released
         pass
+
+
+def test_a_running_pipeline_is_seen_without_holding_its_locks(store: EventStore) -> None:
+    assert not pipeline_running(store)
+    with pipeline_lock(store):  # a pass
+        assert pipeline_running(store)
+    with continuous_lock(store):  # a continuous pipeline, between its passes too
+        assert pipeline_running(store)
+        with pytest.raises(PipelineBusy, match="continuous Headwater pipeline"), continuous_lock(store):
+            pass
+        with pipeline_lock(store):  # its passes take the pass lock as well
+            pass
+    assert not pipeline_running(store)
+
+
+def test_waiting_for_a_running_pipeline_ends_once_it_published_or_stopped(store: EventStore) -> None:
+    held = threading.Event()
+    release = threading.Event()
+
+    def running_pipeline() -> None:
+        with continuous_lock(store):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=running_pipeline)
+    thread.start()
+    try:
+        assert held.wait(30)
+        threading.Timer(0.5, lambda: _publish(store, 0, 5)).start()
+        started = time.monotonic()
+        assert published_by_other(store, 5, poll=0.05), "it published up to the target meanwhile"
+        assert time.monotonic() - started >= 0.4, "it waited for the publication"
+        threading.Timer(0.5, release.set).start()
+        assert not published_by_other(store, 9, poll=0.05), "it stopped short of seq 9"
+    finally:
+        release.set()
+        thread.join(30)
+    assert not published_by_other(store, 9), "no pipeline runs: no wait"
+    assert published_by_other(store, 5)
+
+
+def _publish(store: EventStore, low: int, high: int) -> None:
+    prepare_staging(store)
+    _stage(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
+    merge_facts(store, low, high)

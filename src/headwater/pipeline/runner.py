@@ -377,13 +377,31 @@ class Pipeline:
         """Passes until `stop` is set: one at least every `interval` seconds (it also publishes
         the pipeline's own report and calls `on_pass`), and one as soon as other new events are
         stored, which the store is asked every `poll` seconds; so an event waits for the pass
-        under way, not for the interval."""
+        under way, not for the interval. Raises PipelineBusy when another continuous pipeline
+        runs on the store; a pass that finds a one-off `pipeline run` publishing is skipped."""
         stop = stop or threading.Event()
-        last, checkpoint = float("-inf"), 0
+        with model.continuous_lock(self.store):  # one-off `pipeline run`s wait for this one to publish
+            self._continue(interval, stop, on_pass, poll)
+
+    def _continue(
+        self,
+        interval: float,
+        stop: threading.Event,
+        on_pass: Callable[[PassResult], None] | None,
+        poll: float,
+    ) -> None:
+        last, checkpoint, busy = float("-inf"), 0, False
         while not stop.is_set():
             if time.monotonic() - last >= interval or self.news(checkpoint):
-                result = self.run_once(stop)
-                last, checkpoint = time.monotonic(), result.checkpoint
+                try:
+                    result = self.run_once(stop)
+                except model.PipelineBusy as exc:  # a one-off pass publishes meanwhile: its work counts
+                    if not busy:
+                        log.info("pipeline: %s; passes wait for it", exc.message)
+                    busy = True
+                    stop.wait(poll)
+                    continue
+                last, checkpoint, busy = time.monotonic(), result.checkpoint, False
                 if on_pass:
                     on_pass(result)
                 if result.batches:

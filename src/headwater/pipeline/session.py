@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from headwater.errors import ConfigError
+from headwater.pipeline import class_archive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,17 +32,29 @@ class SparkUnavailable(ConfigError):
     """Spark cannot start here; the message says what is missing."""
 
 
-def java_version() -> int | None:
-    """The major version of the Java that Spark will use, or None when there is none."""
+_version_texts: dict[str, str] = {}
+
+
+def java_version_text() -> str | None:
+    """What `java -version` prints for the Java that Spark will use (asked once per process and
+    Java), or None when there is none."""
     home = os.environ.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     if not java or not Path(java).exists():
         return None
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if java not in _version_texts:
+        try:
+            out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        _version_texts[java] = out.stderr + out.stdout
+    return _version_texts[java]
+
+
+def java_version() -> int | None:
+    """The major version of the Java that Spark will use, or None when there is none."""
+    text = java_version_text()
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', text or "")
     if not match:
         return None
     major = int(match.group(1))
@@ -114,9 +127,16 @@ def spark_session(
         .config("spark.sql.codegen.cache.maxEntries", "1000")
     )
     if java_options:  # e.g. tests: quick JIT start-up matters more than peak speed
-        builder = builder.config("spark.driver.extraJavaOptions", java_options).config(
-            "spark.executor.extraJavaOptions", java_options
-        )
+        builder = builder.config("spark.executor.extraJavaOptions", java_options)
+    # the driver maps the classes `headwater pipeline prepare` recorded, when they are there
+    archived = (
+        ""
+        if "ArchiveClassesAtExit" in java_options
+        else class_archive.driver_options(java_version_text() or "")
+    )
+    driver_options = " ".join(option for option in (archived, java_options) if option)  # the caller's win
+    if driver_options:
+        builder = builder.config("spark.driver.extraJavaOptions", driver_options)
     if master.startswith("spark://"):
         builder = builder.config("spark.driver.host", os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
     try:

@@ -7,15 +7,22 @@ hands over rows and never names a backend.
 - `merge`: one transaction merges a batch's staged rows with its checkpoint; the graph tables
   are replaced whole;
 - `checkpoint`: the pipeline's state (checkpoint, graph checkpoint, last retention);
-- `lock`: one pipeline per store;
+- `lock`: one pipeline per store (and whether another one runs);
 - `connections`: the connections executors open from the store's URL;
 - `event_reads`: the SQL that reads events for the pipeline (a seq range, a range's runs'
   earlier events, the events a condition picks);
 - `refresh`: retention's model refresh; `compare`: two published models, table by table.
 """
 
-from headwater.store.model.checkpoint import last_retention, mark_retention, read_state, reset_model, waiting
-from headwater.store.model.lock import PipelineBusy, pipeline_lock
+from headwater.store.model.checkpoint import (
+    last_retention,
+    mark_retention,
+    published_by_other,
+    read_state,
+    reset_model,
+    waiting,
+)
+from headwater.store.model.lock import PipelineBusy, continuous_lock, pipeline_lock, pipeline_running
 from headwater.store.model.merge import merge_facts, replace_graph, replace_graph_rows
 from headwater.store.model.staging import TAGGED, StagingTarget, prepare_staging, staging_target
 from headwater.store.model.tables import FACT_TABLES, GRAPH_TABLES, MODEL_TABLES, TABLES, Table
@@ -29,11 +36,14 @@ __all__ = [
     "PipelineBusy",
     "StagingTarget",
     "Table",
+    "continuous_lock",
     "last_retention",
     "mark_retention",
     "merge_facts",
     "pipeline_lock",
+    "pipeline_running",
     "prepare_staging",
+    "published_by_other",
     "read_state",
     "replace_graph",
     "replace_graph_rows",

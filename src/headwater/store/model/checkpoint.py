@@ -4,10 +4,12 @@ retention last ran; and emptying the model for a rebuild."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from headwater.events.times import format_ticks, now_ticks
 from headwater.store.base import EventStore
+from headwater.store.model.lock import pipeline_running
 from headwater.store.model.tables import MODEL_TABLES
 
 _LINEAGE = "lineage"
@@ -90,3 +92,17 @@ def last_retention(store: EventStore) -> str | None:
         cur.execute(store.sql("SELECT updated_at FROM pipeline_state WHERE name = ?"), (_RETENTION,))
         row = cur.fetchone()
     return str(row[0]) if row else None
+
+
+def published_by_other(store: EventStore, target: int, *, poll: float = 0.25) -> bool:
+    """Wait while another pipeline runs until the model, graph included, holds every
+    event up to seq `target`: True when it does, False as soon as no pipeline runs and it does
+    not (the other pipeline stopped short of `target`, or was a one-off that started earlier)."""
+    while True:
+        checkpoint, graph_checkpoint = read_state(store)
+        if min(checkpoint, graph_checkpoint) >= target:
+            return True
+        if not pipeline_running(store):
+            checkpoint, graph_checkpoint = read_state(store)  # it may have published as it stopped
+            return min(checkpoint, graph_checkpoint) >= target
+        time.sleep(poll)
