@@ -39,6 +39,8 @@ def test_an_archive_is_named_after_its_java_and_spark(
     seventeen = archive_path('openjdk version "17.0.15"')
     twenty_one = archive_path('openjdk version "21.0.5"')
     assert seventeen != twenty_one
+    picked_up = 'NOTE: Picked up JDK_JAVA_OPTIONS: -Xmx1g\nopenjdk version "17.0.15"'
+    assert archive_path(picked_up) == seventeen, "options from the environment are not the Java's"
     assert seventeen.parent == tmp_path / "headwater"
     assert driver_options('openjdk version "17.0.15"') == "", "none recorded: the JVM starts as before"
     seventeen.parent.mkdir()

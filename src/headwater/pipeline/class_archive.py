@@ -53,7 +53,9 @@ def archive_path(java_version_text: str) -> Path:
     """The archive of this Java (`java -version`'s output) and of this Spark's class path."""
     home = _spark_home()
     jars = sorted(p.name for p in (home / "jars").glob("*.jar"))
-    digest = hashlib.sha256("\n".join([java_version_text, str(home), *jars]).encode()).hexdigest()
+    # the Java's own lines, not those saying it picked up options from the environment
+    java = [line for line in java_version_text.splitlines() if "Picked up" not in line]
+    digest = hashlib.sha256("\n".join([*java, str(home), *jars]).encode()).hexdigest()
     return cache_dir() / f"{_PREFIX}{digest[:16]}{_SUFFIX}"
 
 
