@@ -150,7 +150,7 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
     When a pipeline already runs on the store (`headwater up`'s, or a continuous one), a one-off
     run waits for it to publish the events stored now instead of starting Spark.
     """
-    from headwater.pipeline.session import QUICK_JVM_EVENTS, QUICK_JVM_OPTIONS, run_in_background
+    from headwater.pipeline.session import one_off_jvm_options, run_in_background
     from headwater.store import model
 
     settings = command_settings(ctx, **options)
@@ -165,7 +165,7 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
         if _published_by_running_pipeline(store):
             store.close()
             return
-        java_options = QUICK_JVM_OPTIONS if waiting < QUICK_JVM_EVENTS else ""
+        java_options = one_off_jvm_options(waiting)
     else:
         run_in_background()
     store, spark, runner = open_pipeline(
@@ -196,9 +196,13 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
 @click.pass_context
 def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None:
     """Empty the lineage model and recompute it from every stored event."""
+    from headwater.pipeline.session import one_off_jvm_options
+
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
-    store, spark, runner = open_pipeline(settings, quiet=True)
+    store = open_settings_store(settings)
+    java_options = one_off_jvm_options(store.last_seq())  # a quick-starting JVM for few events
+    store, spark, runner = open_pipeline(settings, quiet=True, store=store, java_options=java_options)
     try:
         click.echo(_describe_pass(runner.rebuild()))
     except HeadwaterError as exc:

@@ -187,6 +187,20 @@ def _run_cli(database_url: str, *args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def test_rebuild_from_the_command_line_recomputes_the_model(
+    store: EventStore, demo: list[dict[str, Any]]
+) -> None:
+    ingest(store, demo[:60])
+    command = [sys.executable, "-m", "headwater", "pipeline", "rebuild", "--no-dogfood"]
+    done = subprocess.run(
+        [*command, "--database-url", store.url], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"1 batch(es), seq up to {store.last_seq()}, graph rebuilt" in done.stdout
+    run_ids = {doc["run"]["runId"] for doc in demo[:60] if "run" in doc}
+    assert run_ids == {row[0] for row in query(store, "SELECT run_id FROM runs")}
+
+
 def test_sigkilled_runs_then_a_rerun_build_the_uninterrupted_model(
     spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
 ) -> None:

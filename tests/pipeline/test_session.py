@@ -13,13 +13,26 @@ from pyspark.sql import functions as F
 
 from headwater.cli import main
 from headwater.events.validate import validate_event
-from headwater.pipeline.session import SparkUnavailable, check_java, java_version
+from headwater.pipeline.session import (
+    QUICK_JVM_EVENTS,
+    QUICK_JVM_OPTIONS,
+    SparkUnavailable,
+    check_java,
+    java_version,
+    one_off_jvm_options,
+)
 from headwater.store import open_store
 
 
 def test_the_machine_has_a_java_17_or_newer() -> None:
     version = java_version()
     assert version is not None and version >= 17
+
+
+def test_a_one_off_pass_over_few_events_starts_a_quick_jvm() -> None:
+    assert one_off_jvm_options(0) == one_off_jvm_options(QUICK_JVM_EVENTS - 1) == QUICK_JVM_OPTIONS
+    assert "TieredStopAtLevel=1" in QUICK_JVM_OPTIONS
+    assert one_off_jvm_options(QUICK_JVM_EVENTS) == "", "a large pass wants the C2 compiler"
 
 
 def test_a_missing_java_is_named_with_the_way_to_install_one(

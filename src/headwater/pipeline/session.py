@@ -75,6 +75,12 @@ QUICK_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 QUICK_JVM_EVENTS = 20_000  # a one-off pass over fewer waiting events starts a quick JVM
 
 
+def one_off_jvm_options(events: int) -> str:
+    """The JVM options of a one-off pass (`pipeline run`, `rebuild`) over `events` events: a
+    quick JVM below QUICK_JVM_EVENTS, the defaults above."""
+    return QUICK_JVM_OPTIONS if events < QUICK_JVM_EVENTS else ""
+
+
 BACKGROUND_NICENESS = 10
 
 
