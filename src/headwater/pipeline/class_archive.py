@@ -27,7 +27,7 @@ from headwater.errors import ConfigError
 
 _PREFIX = "spark-classes-"
 _SUFFIX = ".jsa"
-# what a run that records its classes runs with besides the quick JVM (session.QUICK_JVM_OPTIONS)
+# beside an archive's option: a JVM that cannot use it starts without it, and says nothing of it
 _QUIET = "-Xshare:auto -Xlog:cds*=off"
 PREPARE_TIMEOUT = 600.0  # seconds the recording run may take (about a minute on 2 cores)
 KEPT = 3  # archives kept in the cache folder (each checkout's venv has its own: ~180 MB each)
@@ -71,9 +71,13 @@ def prepared(java_version_text: str) -> bool:
 
 
 def driver_options(java_version_text: str) -> str:
-    """The driver JVM's options that map this machine's archive; empty when there is none."""
-    path = archive_path(java_version_text)
-    if not _usable_path(path) or not path.is_file():
+    """The driver JVM's options that map this machine's archive; empty when there is none (or no
+    cache folder can be named: Spark then starts as before)."""
+    try:
+        path = archive_path(java_version_text)
+        if not _usable_path(path) or not path.is_file():
+            return ""
+    except (OSError, RuntimeError):  # no home folder, an unreadable cache
         return ""
     return f"-XX:SharedArchiveFile={path} {_QUIET}"
 

@@ -1,4 +1,5 @@
-"""Starting Spark for the pipeline: Java check, SparkSession settings, the data source.
+"""Starting Spark for the pipeline: Java check, SparkSession settings, the JVM options (quick
+JVMs for small one-off passes, the class-data archive of `class_archive`).
 
 Spark comes from the `pyspark` package (no downloads at run time). The executors run this
 interpreter (`PYSPARK_PYTHON`), so they import Headwater and read the store themselves.
