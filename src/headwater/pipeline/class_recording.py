@@ -17,6 +17,7 @@ import orjson
 from headwater.demo.lineage import demo_events
 from headwater.events.times import format_ticks, now_ticks
 from headwater.events.validate import validate_event
+from headwater.pipeline import runner
 from headwater.pipeline.class_archive import recording_options
 from headwater.pipeline.runner import Pipeline
 from headwater.pipeline.session import QUICK_JVM_OPTIONS, spark_session
@@ -38,11 +39,13 @@ def record(partial: Path) -> int:
             spark = spark_session("local[2]", app_name="headwater-classes", java_options=options)
             # what users' passes run: a small batch the driver reads, then the pipeline's own
             # reports, whose shape's plans are built at its second sight and reused at its third
-            # (`replan`); then every event read by the executors through the data source, and the
-            # graph computed on Spark
+            # (`replan`); then every event read by the executors through the data source, with
+            # generated code, and the graph computed on Spark
             pipeline = Pipeline(spark, store)
             for _ in range(4):
                 pipeline.run_once()
+            # as a large batch runs: with generated code (Janino's classes), below its usual size
+            runner._CODEGEN_ROWS = 0
             Pipeline(spark, store, dogfood=False, read_here_rows=0).rebuild()
             gateway = SparkContext._gateway
             spark.stop()
