@@ -222,7 +222,7 @@ def pipeline_prepare(force: bool, remove: bool, quiet: bool) -> None:
     \b
     Each `pipeline run`, `rebuild` and `up` starts a Java VM that loads about 20,000 classes of
     Spark and its libraries. This runs a few small pipeline passes on a scratch store, with a VM
-    that records the classes it loaded in a class-data archive (about 170 MB, under
+    that records the classes it loaded in a class-data archive (about 180 MB, under
     $XDG_CACHE_HOME/headwater or ~/.cache/headwater). Later VMs map the archive instead: a
     `pipeline run` over a few new events takes about 4 s less. The set-up script runs this
     once; run it again after a new Java or pyspark (until then Spark just starts without it).
