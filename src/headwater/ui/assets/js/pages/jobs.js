@@ -16,7 +16,7 @@ export async function render(main, _parts, params) {
     return `/jobs${query.toString() ? `?${query}` : ""}`;
   };
   main.append(h("div", {class: "page-head"}, h("div", null, h("h1", null, "Jobs"),
-    h("p", {class: "muted"}, `${answer.totalCount} jobs${state ? ` whose latest run is ${state}` : ""}, latest update first`))));
+    h("p", {class: "muted"}, `${answer.totalCount} ${answer.totalCount === 1 ? "job" : "jobs"}${state ? ` whose latest run is ${state}` : ""}, latest update first`))));
   main.append(h("nav", {class: "tabs", "aria-label": "Latest run state"},
     [["", "All"], ...STATES.map((s) => [s, s.toLowerCase()])].map(([value, label]) =>
       h("a", {href: href(value ? {state: value} : {}), "aria-current": value === state ? "page" : null}, label))));
