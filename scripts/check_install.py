@@ -218,6 +218,14 @@ def check_commands(work: Path) -> None:
         fail(f"consume did not stop cleanly (exit {consumer.returncode})")
     print("  headwater consume: started without a broker, stopped on SIGTERM")
 
+    # Spark's classes recorded in this folder (not the user's cache); `up` and the pipeline
+    # commands below then start from them
+    os.environ["XDG_CACHE_HOME"] = str(work / "cache")
+    if "prepared" not in run("pipeline", "prepare"):
+        fail("pipeline prepare recorded no classes")
+    if run("pipeline", "prepare", "--quiet").strip():
+        fail("pipeline prepare --quiet said something with the classes recorded already")
+
     port = free_port()
     up = start("up", "--port", str(port), "--interval", "1", "--no-dogfood")
     published = False
