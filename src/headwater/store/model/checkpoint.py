@@ -1,6 +1,6 @@
 """The pipeline's place in the event store (`pipeline_state`): the checkpoint (the last seq whose
 events are in the model), the graph checkpoint (the last seq the graph tables reflect), and when
-retention last ran; and emptying the model for a rebuild."""
+retention last ran; emptying the model for a rebuild; and waiting for another pipeline to publish."""
 
 from __future__ import annotations
 
