@@ -143,15 +143,23 @@ def main() -> None:
     parser.add_argument(
         "--writer-thread", action="store_true", help="append in a second thread, as the server does"
     )
+    parser.add_argument(
+        "--sqlite-file",
+        help="append to this SQLite file (made if missing, kept) instead of a fresh one: two of these "
+        "processes with other --seed values then share a store, as `serve` and `consume` processes do",
+    )
+    parser.add_argument("--seed", type=int, default=2, help="the timed events' seed [2]")
     args = parser.parse_args()
 
     factory = EventFactory()
-    warm = batch_bodies(factory, 2, args.size, seed=102)
-    timed = batch_bodies(factory, args.batches, args.size, seed=2)
+    warm = batch_bodies(factory, 2, args.size, seed=100 + args.seed)
+    timed = batch_bodies(factory, args.batches, args.size, seed=args.seed)
     young_collections_rarer()
     database = f"headwater_bench_split_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     folder = None
-    if args.backend == "sqlite":
+    if args.sqlite_file:
+        url = f"sqlite:///{Path(args.sqlite_file).resolve()}"
+    elif args.backend == "sqlite":
         folder = tempfile.mkdtemp(prefix="headwater-split-")
         url = f"sqlite:///{folder}/split.db"
     else:

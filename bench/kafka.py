@@ -89,18 +89,6 @@ class Tansu:
         self._log.close()
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU of a process and its children (`consume --processes N` forks N - 1)."""
-    total = process_cpu_seconds(pid)
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                total += process_cpu_seconds(int(stat.parent.name))
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
-
-
 def peak_rss_bytes(pid: int) -> int:
     """Peak resident memory of one consumer process (VmHWM)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -188,6 +176,7 @@ def run_backend(
             )
         ]
         first = cpu_at_first = None
+        broker_at_first = 0.0
         done = 0
         while done < args.events:
             for proc in procs:
@@ -199,9 +188,11 @@ def run_backend(
             done = committed.total()
             if first is None and done:
                 first, first_done = time.perf_counter(), done
-                cpu_at_first = sum(tree_cpu_seconds(proc.pid) for proc in procs)
+                cpu_at_first = sum(process_cpu_seconds(proc.pid) for proc in procs)
+                broker_at_first = process_cpu_seconds(broker.proc.pid)
         finished = time.perf_counter()
-        cpu = sum(tree_cpu_seconds(proc.pid) for proc in procs)
+        cpu = sum(process_cpu_seconds(proc.pid) for proc in procs)
+        broker_cpu = process_cpu_seconds(broker.proc.pid)
         peak_rss = max(peak_rss_bytes(proc.pid) for proc in procs)
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -218,6 +209,8 @@ def run_backend(
     overall = args.events / (finished - started)
     steady = (args.events - first_done) / max(finished - first, 1e-9)
     cores = (cpu - cpu_at_first) / max(finished - first, 1e-9)
+    broker_cores = (broker_cpu - broker_at_first) / max(finished - first, 1e-9)
+    per_event = 1e6 * (cpu - cpu_at_first) / max(args.events - first_done, 1)
     check = "stored = sent" if stored == args.events else f"MISMATCH: {stored} stored of {args.events}"
     figures += [
         Figure(
@@ -226,7 +219,8 @@ def run_backend(
             steady,
             "events/s",
             TARGET_EVENTS_PER_SECOND,
-            note=f"first to last commit; consumer CPU {cores:.0%}, RSS {peak_rss / 2**20:,.0f} MiB; {check}",
+            note=f"first to last commit; consumer CPU {cores:.0%} ({per_event:.0f} µs/event), broker CPU "
+            f"{broker_cores:.0%}, RSS {peak_rss / 2**20:,.0f} MiB; {check}",
         ),
         Figure(
             backend,
@@ -248,6 +242,8 @@ def run_backend(
         "events_per_second_steady": steady,
         "events_per_second_overall": overall,
         "consumer_cores_steady": cores,
+        "consumer_cpu_us_per_event": per_event,
+        "broker_cores_steady": broker_cores,
         "consumer_peak_rss_bytes": peak_rss,
         "database_bytes": size,
     }
