@@ -157,7 +157,9 @@ def run_backend(
         HEADWATER_KAFKA_TOPICS=topic,
         HEADWATER_KAFKA_GROUP_ID=group,
         HEADWATER_KAFKA_BATCH_SIZE=str(args.batch_size),
-        HEADWATER_KAFKA_OPTIONS="session.timeout.ms=6000,heartbeat.interval.ms=500",
+        HEADWATER_KAFKA_OPTIONS=",".join(
+            ["session.timeout.ms=6000", "heartbeat.interval.ms=500", *filter(None, [args.kafka_options])]
+        ),
         HEADWATER_LOG_LEVEL="warning",
     )
     exe = VENV_BIN / "headwater"
@@ -255,6 +257,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     p.add_argument("--partitions", type=int, default=4, help="partitions of the topic [4]")
     p.add_argument("--batch-size", type=int, default=2_000, help="HEADWATER_KAFKA_BATCH_SIZE [2,000]")
+    p.add_argument(
+        "--kafka-options",
+        help="more librdkafka settings of the consumer: KEY=VALUE,... (HEADWATER_KAFKA_OPTIONS)",
+    )
     p.add_argument(
         "--processes", type=int, help="`headwater consume --processes` [its default: one per core, at most 4]"
     )
