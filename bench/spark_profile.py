@@ -166,8 +166,8 @@ def _timed_merge_statements() -> dict[str, float]:
     seconds: dict[str, float] = {}
     staged = merge.merge_staged
 
-    def timed(store: Any, cursor: Any) -> bool:
-        return staged(store, _TimedCursor(cursor, seconds))
+    def timed(store: Any, cursor: Any, **options: Any) -> bool:
+        return staged(store, _TimedCursor(cursor, seconds), **options)
 
     merge.merge_staged = timed  # type: ignore[assignment]
     return seconds

@@ -89,6 +89,31 @@ def test_staged_rows_merge_by_their_rules_with_the_checkpoint(store: EventStore)
         assert cur.fetchone()[0] == 0
 
 
+def test_a_batchs_new_rows_go_in_as_they_are_and_a_key_taken_after_all_merges_by_the_rule(
+    store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    # facet assertions are keyed by their event's seq, so a batch's are new and skip the conflict
+    # clause; should a key be taken all the same, the table's rule merges them and none is lost
+    assertion = ("dataset:ns:a", "schema", DAY.format(1), 3, "h1", 0)
+    prepare_staging(store)
+    job_assertion = ("job:ns:j", "sql", DAY.format(1), 3, "q", 0)
+    _stage(store, [("dataset_facets", assertion), ("job_facets", job_assertion)])
+    merge_facts(store, 0, 5)
+    assert _rows(store, "SELECT node_id, seq, value_hash FROM dataset_facets") == [("dataset:ns:a", 3, "h1")]
+    assert "key was taken" not in caplog.text
+
+    later = ("dataset:ns:a", "schema", DAY.format(2), 7, "h2", 0)
+    _stage(store, [("dataset_facets", assertion), ("dataset_facets", later)])  # one staged twice
+    merge_facts(store, 5, 9)
+    assert "dataset_facets: a staged row's key was taken" in caplog.text
+    assert _rows(store, "SELECT node_id, seq, value_hash FROM dataset_facets") == [
+        ("dataset:ns:a", 3, "h1"),
+        ("dataset:ns:a", 7, "h2"),
+    ]
+    assert _rows(store, "SELECT node_id, seq FROM job_facets") == [("job:ns:j", 3)]
+    assert read_state(store) == (9, 9)
+
+
 def _staging_pages(store: EventStore) -> int:
     with store.transaction() as cur:
         cur.execute("SELECT pg_relation_size('stage_namespaces')")

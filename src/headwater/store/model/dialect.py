@@ -3,6 +3,7 @@ backend or URL: the rest of the model's SQL is written once for both."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,14 @@ class Dialect:
         if large and self.backend == "postgresql":
             return [f"TRUNCATE {', '.join(tables)}"] if tables else []
         return [f"DELETE FROM {table}" for table in tables]
+
+    def is_duplicate_key(self, exc: BaseException) -> bool:
+        """Whether the driver raised `exc` for a row whose key is taken (a unique index)."""
+        if self.backend == "postgresql":
+            from psycopg import errors
+
+            return isinstance(exc, errors.UniqueViolation)
+        return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc)
 
     def json_text(self, column: str, key: str) -> str:
         """The text of `key` in the JSON object held as text in `column`."""

@@ -4,6 +4,7 @@ graph tables are replaced whole, from staging or from rows computed in the drive
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from headwater.store.model.lock import PipelineBusy
 from headwater.store.model.staging import SCRATCH
 from headwater.store.model.tables import FACT_TABLES, GRAPH_INPUTS, GRAPH_TABLES, RUN_SCOPED, TABLES, Table
 
+log = logging.getLogger(__name__)
 _GRAPH_NAMES = frozenset(t.name for t in GRAPH_TABLES)
 LARGE_BATCH = 20_000  # events from which a batch's staging is emptied as large (`Dialect.emptying`)
 
@@ -33,7 +35,7 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
                 f"the checkpoint moved from {checkpoint_from} to {state[0]} while this batch ran: "
                 "another pipeline is writing this store's model"
             )
-        graph_changed = merge_staged(store, cur)
+        graph_changed = merge_staged(store, cur, new_rows=True)
         # an operator's deletions end where an event stored after them names the node again
         clear_deletions(cur, store.sql, checkpoint_from, checkpoint_to)
         graph_checkpoint = state[1]
@@ -44,21 +46,36 @@ def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> 
     return graph_changed
 
 
-def _merge_table(store: EventStore, cur: Any, table: Table) -> None:
+def _merge_table(store: EventStore, cur: Any, table: Table, *, new_rows: bool) -> None:
+    """Merge `table`'s staged rows by its rule. `new_rows`: a batch's merge, whose rows of a
+    `Table.new_rows` table are all new; they are inserted as they are, in a savepoint, and by the
+    rule only if a key was taken after all (PostgreSQL inserted the 1,224,076 facet assertions of
+    a 205,000-event batch in 7.9 s instead of 12.5 s with the conflict clause)."""
     dialect = dialect_of(store)
     cols = ", ".join(table.columns)
+    insert = f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage}"
+    if new_rows and table.new_rows:
+        cur.execute("SAVEPOINT headwater_new_rows")
+        try:
+            cur.execute(insert)
+        except Exception as exc:
+            if not dialect.is_duplicate_key(exc):
+                raise
+            log.warning("%s: a staged row's key was taken; merging by the table's rule", table.name)
+            cur.execute("ROLLBACK TO SAVEPOINT headwater_new_rows")
+        else:
+            cur.execute("RELEASE SAVEPOINT headwater_new_rows")
+            return
     rule = table.on_conflict.replace("{least}", dialect.least).replace("{greatest}", dialect.greatest)
     action = f"DO UPDATE SET {rule}" if rule else "DO NOTHING"
-    cur.execute(
-        f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage} WHERE true "
-        f"ON CONFLICT ({', '.join(table.key)}) {action}"
-    )
+    cur.execute(f"{insert} WHERE true ON CONFLICT ({', '.join(table.key)}) {action}")
 
 
-def merge_staged(store: EventStore, cur: Any) -> bool:
+def merge_staged(store: EventStore, cur: Any, *, new_rows: bool = False) -> bool:
     """Inside the caller's transaction: the staged facts merged into the model by each table's
     rule, job and dataset versions recounted, browse ids for new datasets and jobs. Returns
-    whether the graph's inputs changed."""
+    whether the graph's inputs changed. `new_rows`: the staged rows are a batch's, never merged
+    before (`_merge_table`)."""
     dialect = dialect_of(store)
     staged_run = dialect.in_subquery("run_id", "SELECT run_id FROM stage_runs")
     # job versions the touched runs used before, to recount after the runs change
@@ -93,7 +110,7 @@ def merge_staged(store: EventStore, cur: Any) -> bool:
                 "WHERE true ON CONFLICT (version_id) DO NOTHING"
             )
             continue
-        _merge_table(store, cur, table)
+        _merge_table(store, cur, table, new_rows=new_rows)
         if table.name in GRAPH_INPUTS and cur.rowcount:
             graph_changed = True
     _recount_job_versions(cur, dialect)

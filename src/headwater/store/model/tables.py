@@ -25,6 +25,10 @@ class Table:
     on_conflict: str = ""
     # columns the merge computes from other tables (never staged): the table's other columns
     computed: tuple[str, ...] = ()
+    # a batch's staged rows are all new: they are keyed by their event's seq (an event is in one
+    # batch), or replace their runs' rows, deleted first (RUN_SCOPED); `merge` then inserts them
+    # without a conflict clause, which costs PostgreSQL a third more per row
+    new_rows: bool = False
 
     @property
     def stage(self) -> str:
@@ -118,8 +122,8 @@ FACT_TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("facet_values", ("hash", "value"), ("hash",)),
-    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY),
-    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY),
+    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, new_rows=True),
+    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, new_rows=True),
     Table(
         "schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")
     ),
@@ -147,17 +151,21 @@ FACT_TABLES: tuple[Table, ...] = (
         ),
     ),
     Table(
-        "dataset_version_runs", ("version_id", "run_id", "event_time", "event_seq"), ("version_id", "run_id")
+        "dataset_version_runs",
+        ("version_id", "run_id", "event_time", "event_seq"),
+        ("version_id", "run_id"),
+        new_rows=True,
     ),
     Table("job_parents", ("parent_node_id", "child_node_id"), ("parent_node_id", "child_node_id")),
     # run-scoped: staged rows are complete for their runs and replace what was there
     Table("runs", _RUN_COLUMNS, ("run_id",), _replace(_RUN_COLUMNS, ("run_id",))),
-    Table("run_facets", ("run_id", "name", "value_hash", "event_time"), ("run_id", "name")),
-    Table("run_io", ("run_id", "direction", "node_id"), ("run_id", "direction", "node_id")),
+    Table("run_facets", ("run_id", "name", "value_hash", "event_time"), ("run_id", "name"), new_rows=True),
+    Table("run_io", ("run_id", "direction", "node_id"), ("run_id", "direction", "node_id"), new_rows=True),
     Table(
         "run_io_facets",
         ("run_id", "direction", "node_id", "name", "value_hash", "event_time"),
         ("run_id", "direction", "node_id", "name"),
+        new_rows=True,
     ),
     # recounted from the runs by every merge that touches a version (merge._recount_job_versions)
     Table(
