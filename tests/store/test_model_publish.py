@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -157,6 +158,23 @@ def test_a_merge_changing_the_graphs_inputs_leaves_the_graph_behind(store: Event
     with pytest.raises(ValueError, match="not a graph table"):
         replace_graph_rows(store, {"runs": []}, 7)
     assert waiting(store) is None
+
+
+def test_a_graph_input_inserted_as_new_rows_still_leaves_the_graph_behind(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the merge counts a table's inserted rows itself: after the new-rows insert, the cursor's
+    # count is its savepoint's release, which would hide a changed parent link from the graph
+    from headwater.store.model import merge
+
+    tables = tuple(replace(t, new_rows=True) if t.name == "job_parents" else t for t in merge.FACT_TABLES)
+    monkeypatch.setattr(merge, "FACT_TABLES", tables)
+    prepare_staging(store)
+    _stage(store, [("job_parents", ("job:ns:parent", "job:ns:child"))])
+    assert merge_facts(store, 0, 7) is True
+    assert read_state(store) == (7, 0)
+    _stage(store, [("namespaces", ("ns", DAY.format(1), DAY.format(1)))])
+    assert merge_facts(store, 7, 9) is False  # no graph input in the batch
 
 
 def test_rows_staged_before_a_crash_never_reach_the_model(store: EventStore) -> None:
