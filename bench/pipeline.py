@@ -392,6 +392,19 @@ def _history(source: str) -> str:
               GROUP BY node_id, name, event_time, seq)"""
 
 
+def _changes(history: str) -> str:
+    """Of each (node, name)'s assertions, those the model keeps: the first and the last, a value
+    other than the one before, a deletion and the one after it."""
+    return f"""
+        SELECT node_id, name, valid_from, seq, value_hash, deleted FROM (
+            SELECT node_id, name, valid_from, seq, value_hash, deleted,
+                   LAG(seq) OVER w AS prev_seq, LAG(value_hash) OVER w AS prev_hash,
+                   LAG(deleted) OVER w AS prev_deleted, LEAD(seq) OVER w AS next_seq
+            FROM {history} WINDOW w AS (PARTITION BY node_id, name ORDER BY valid_from, seq))
+        WHERE prev_seq IS NULL OR next_seq IS NULL OR deleted <> 0 OR prev_deleted <> 0
+              OR value_hash <> prev_hash"""
+
+
 def _refs_side(side: str, extra: str, role: str) -> str:
     """One row per dataset of the events' inputs or outputs, with its trusted facets."""
     return f"""
@@ -601,10 +614,8 @@ DUCKDB_STEPS: tuple[tuple[str, str], ...] = (
     ),
     (
         "facet tables",
-        """CREATE TABLE dataset_facets AS
-            SELECT node_id, name, valid_from, seq, value_hash, deleted FROM dataset_history;
-        CREATE TABLE job_facets AS
-            SELECT node_id, name, valid_from, seq, value_hash, deleted FROM job_history;
+        f"""CREATE TABLE dataset_facets AS {_changes("dataset_history")};
+        CREATE TABLE job_facets AS {_changes("job_history")};
         CREATE TABLE run_facets AS SELECT run_id, name, value_hash, event_time FROM run_facets_full;
         CREATE TABLE run_io_facets AS
             SELECT run_id, direction, node_id, name, value_hash, event_time FROM run_io_facets_full""",

@@ -8,14 +8,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
-from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from headwater.store.base import EventStore
 from headwater.store.model import (
-    TAGGED,
     PipelineBusy,
     continuous_lock,
     merge_facts,
@@ -26,39 +23,15 @@ from headwater.store.model import (
     read_state,
     replace_graph_rows,
     reset_model,
-    staging_target,
     waiting,
 )
 from headwater.store.model.merge import LARGE_BATCH
-
-DAY = "2026-01-0{}T00:00:00.0000000Z"
-
-
-def _batch(*rows: tuple[str, tuple[Any, ...]]) -> pa.RecordBatch:
-    """Tagged rows as `pipeline.publish` hands them over: values as Spark casts them, text or null,
-    a column each, NULL past the table's last column."""
-    width = len(TAGGED.names) - 1
-    texts = [[None if v is None else str(v) for v in row] + [None] * (width - len(row)) for _, row in rows]
-    columns = [[table for table, _ in rows], *[list(column) for column in zip(*texts, strict=True)]]
-    return pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in columns], schema=TAGGED)
-
-
-def _stage(store: EventStore, *partitions: list[tuple[str, tuple[Any, ...]]]) -> None:
-    target = staging_target(store)
-    for rows in partitions:  # each as one executor's task would
-        target.write([_batch(*rows)])
-    target.collect(store)
-
-
-def _rows(store: EventStore, sql: str) -> list[tuple[Any, ...]]:
-    with store.transaction() as cur:
-        cur.execute(sql)
-        return sorted(tuple(row) for row in cur.fetchall())
+from tests.store.staged import DAY, model_rows, stage_by_hand
 
 
 def test_staged_rows_merge_by_their_rules_with_the_checkpoint(store: EventStore) -> None:
     prepare_staging(store)
-    _stage(
+    stage_by_hand(
         store,
         [("namespaces", ("etl", DAY.format(2), DAY.format(3)))],
         [
@@ -66,12 +39,12 @@ def test_staged_rows_merge_by_their_rules_with_the_checkpoint(store: EventStore)
             ("sources", ("pg", "postgres://a", DAY.format(1), DAY.format(1), DAY.format(1), 1)),
         ],
     )
-    assert _rows(store, "SELECT name FROM namespaces") == []  # staged is not published
+    assert model_rows(store, "SELECT name FROM namespaces") == []  # staged is not published
     assert merge_facts(store, 0, 10) is False
     assert read_state(store) == (10, 10)  # the graph had nothing to change: current with the model
 
     # a later batch: spans widen (least / greatest), the later (time, seq) value wins
-    _stage(
+    stage_by_hand(
         store,
         [
             ("namespaces", ("etl", DAY.format(1), DAY.format(2))),
@@ -79,11 +52,11 @@ def test_staged_rows_merge_by_their_rules_with_the_checkpoint(store: EventStore)
         ],
     )
     merge_facts(store, 10, 20)
-    assert _rows(store, "SELECT name, created_at, updated_at FROM namespaces") == [
+    assert model_rows(store, "SELECT name, created_at, updated_at FROM namespaces") == [
         ("dbt", DAY.format(1), DAY.format(1)),
         ("etl", DAY.format(1), DAY.format(3)),
     ]
-    assert _rows(store, "SELECT name, uri, set_seq FROM sources") == [("pg", "postgres://b", 5)]
+    assert model_rows(store, "SELECT name, uri, set_seq FROM sources") == [("pg", "postgres://b", 5)]
     assert read_state(store) == (20, 20)
     with store.transaction() as cur:  # the merge emptied staging
         cur.execute("SELECT COUNT(*) FROM stage_namespaces")
@@ -93,25 +66,26 @@ def test_staged_rows_merge_by_their_rules_with_the_checkpoint(store: EventStore)
 def test_a_batchs_new_rows_go_in_as_they_are_and_a_key_taken_after_all_merges_by_the_rule(
     store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # facet assertions are keyed by their event's seq, so a batch's are new and skip the conflict
-    # clause; should a key be taken all the same, the table's rule merges them and none is lost
-    assertion = ("dataset:ns:a", "schema", DAY.format(1), 3, "h1", 0)
+    # a run's rows replace its stored ones, deleted first, so a batch's are new and skip the
+    # conflict clause; should a key be taken all the same (here: a run's facet staged without its
+    # run), the table's rule merges them and none is lost
+    facet = ("run-1", "nominalTime", "h1", DAY.format(1))
     prepare_staging(store)
-    job_assertion = ("job:ns:j", "sql", DAY.format(1), 3, "q", 0)
-    _stage(store, [("dataset_facets", assertion), ("job_facets", job_assertion)])
+    stage_by_hand(store, [("run_facets", facet)])
     merge_facts(store, 0, 5)
-    assert _rows(store, "SELECT node_id, seq, value_hash FROM dataset_facets") == [("dataset:ns:a", 3, "h1")]
+    assert model_rows(store, "SELECT run_id, name, value_hash FROM run_facets") == [
+        ("run-1", "nominalTime", "h1")
+    ]
     assert "key was taken" not in caplog.text
 
-    later = ("dataset:ns:a", "schema", DAY.format(2), 7, "h2", 0)
-    _stage(store, [("dataset_facets", assertion), ("dataset_facets", later)])  # one staged twice
+    other = ("run-1", "processing_engine", "h2", DAY.format(2))
+    stage_by_hand(store, [("run_facets", facet), ("run_facets", other)])  # one staged twice
     merge_facts(store, 5, 9)
-    assert "dataset_facets: a staged row's key was taken" in caplog.text
-    assert _rows(store, "SELECT node_id, seq, value_hash FROM dataset_facets") == [
-        ("dataset:ns:a", 3, "h1"),
-        ("dataset:ns:a", 7, "h2"),
+    assert "run_facets: a staged row's key was taken" in caplog.text
+    assert model_rows(store, "SELECT run_id, name, value_hash FROM run_facets") == [
+        ("run-1", "nominalTime", "h1"),
+        ("run-1", "processing_engine", "h2"),
     ]
-    assert _rows(store, "SELECT node_id, seq FROM job_facets") == [("job:ns:j", 3)]
     assert read_state(store) == (9, 9)
 
 
@@ -128,13 +102,13 @@ def test_a_large_batch_leaves_no_dead_staging_rows_behind_on_postgresql(store: E
         pytest.skip("SQLite's DELETE of a whole table frees its pages")
     rows = [("namespaces", (f"ns{i}", DAY.format(1), DAY.format(1))) for i in range(2_000)]
     prepare_staging(store)
-    _stage(store, rows)
+    stage_by_hand(store, rows)
     merge_facts(store, 0, 10)  # small: rows deleted, pages kept
     assert _staging_pages(store) > 0
-    _stage(store, rows)
+    stage_by_hand(store, rows)
     merge_facts(store, 10, 10 + LARGE_BATCH)
     assert _staging_pages(store) == 0
-    assert len(_rows(store, "SELECT name FROM namespaces")) == 2_000
+    assert len(model_rows(store, "SELECT name FROM namespaces")) == 2_000
     with store.transaction() as cur:  # nor does the writer compile its statements
         cur.execute("SHOW jit")
         assert cur.fetchone()[0] == "off"
@@ -142,19 +116,19 @@ def test_a_large_batch_leaves_no_dead_staging_rows_behind_on_postgresql(store: E
 
 def test_a_merge_changing_the_graphs_inputs_leaves_the_graph_behind(store: EventStore) -> None:
     prepare_staging(store)
-    _stage(store, [("job_parents", ("job:ns:parent", "job:ns:child"))])
+    stage_by_hand(store, [("job_parents", ("job:ns:parent", "job:ns:child"))])
     assert merge_facts(store, 0, 7) is True
     assert read_state(store) == (7, 0)
     assert waiting(store) == 0  # no event above the checkpoint, but the graph is behind
 
     replace_graph_rows(store, {"dataset_depth": [("dataset:ns:a", 0), ("dataset:ns:b", 1)]}, 7)
-    assert _rows(store, "SELECT node_id, depth FROM dataset_depth") == [
+    assert model_rows(store, "SELECT node_id, depth FROM dataset_depth") == [
         ("dataset:ns:a", 0),
         ("dataset:ns:b", 1),
     ]
     assert read_state(store) == (7, 7)
     replace_graph_rows(store, {"dataset_depth": [("dataset:ns:c", 2)]}, 7)  # replaced whole
-    assert _rows(store, "SELECT node_id, depth FROM dataset_depth") == [("dataset:ns:c", 2)]
+    assert model_rows(store, "SELECT node_id, depth FROM dataset_depth") == [("dataset:ns:c", 2)]
     with pytest.raises(ValueError, match="not a graph table"):
         replace_graph_rows(store, {"runs": []}, 7)
     assert waiting(store) is None
@@ -170,34 +144,34 @@ def test_a_graph_input_inserted_as_new_rows_still_leaves_the_graph_behind(
     tables = tuple(replace(t, new_rows=True) if t.name == "job_parents" else t for t in merge.FACT_TABLES)
     monkeypatch.setattr(merge, "FACT_TABLES", tables)
     prepare_staging(store)
-    _stage(store, [("job_parents", ("job:ns:parent", "job:ns:child"))])
+    stage_by_hand(store, [("job_parents", ("job:ns:parent", "job:ns:child"))])
     assert merge_facts(store, 0, 7) is True
     assert read_state(store) == (7, 0)
-    _stage(store, [("namespaces", ("ns", DAY.format(1), DAY.format(1)))])
+    stage_by_hand(store, [("namespaces", ("ns", DAY.format(1), DAY.format(1)))])
     assert merge_facts(store, 7, 9) is False  # no graph input in the batch
 
 
 def test_rows_staged_before_a_crash_never_reach_the_model(store: EventStore) -> None:
     prepare_staging(store)
-    _stage(store, [("namespaces", ("lost", DAY.format(1), DAY.format(1)))])
+    stage_by_hand(store, [("namespaces", ("lost", DAY.format(1), DAY.format(1)))])
     prepare_staging(store)  # the next run starts over
-    _stage(store, [("namespaces", ("kept", DAY.format(1), DAY.format(1)))])
+    stage_by_hand(store, [("namespaces", ("kept", DAY.format(1), DAY.format(1)))])
     merge_facts(store, 0, 3)
-    assert _rows(store, "SELECT name FROM namespaces") == [("kept",)]
+    assert model_rows(store, "SELECT name FROM namespaces") == [("kept",)]
 
 
 def test_a_merge_from_a_moved_checkpoint_is_refused_and_changes_nothing(store: EventStore) -> None:
     prepare_staging(store)
-    _stage(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
+    stage_by_hand(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
     merge_facts(store, 0, 5)
-    _stage(store, [("namespaces", ("late", DAY.format(1), DAY.format(1)))])
+    stage_by_hand(store, [("namespaces", ("late", DAY.format(1), DAY.format(1)))])
     with pytest.raises(PipelineBusy, match="checkpoint moved from 3 to 5"):
         merge_facts(store, 3, 9)
-    assert _rows(store, "SELECT name FROM namespaces") == [("etl",)]
+    assert model_rows(store, "SELECT name FROM namespaces") == [("etl",)]
     assert read_state(store) == (5, 5)
 
     reset_model(store)
-    assert _rows(store, "SELECT name FROM namespaces") == []
+    assert model_rows(store, "SELECT name FROM namespaces") == []
     assert read_state(store) == (0, 0)
 
 
@@ -253,5 +227,5 @@ def test_waiting_for_a_running_pipeline_ends_once_it_published_or_stopped(store:
 
 def _publish(store: EventStore, low: int, high: int) -> None:
     prepare_staging(store)
-    _stage(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
+    stage_by_hand(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
     merge_facts(store, low, high)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from headwater.pipeline import elements
 from headwater.pipeline import transforms as t
@@ -90,3 +91,16 @@ def model_frames(
         tables["element_nodes"] = elements.element_nodes(events)
         tables["element_edges"] = elements.element_edges(events)
     return ModelFrames(tables, kept)
+
+
+def history_frames(parsed: DataFrame, nodes: list[str]) -> dict[str, DataFrame]:
+    """The dataset and job facet assertions of the parsed compact rows `parsed` about `nodes`,
+    by the rules `model_frames` uses: what a batch stages of the events it reads back for late
+    assertions (`headwater.store.model.history`)."""
+    values = t.values_of(parsed, None)
+    events = t.events_of(parsed)
+    about = F.col("node_id").isin(nodes)
+    return {
+        "dataset_facets": t.facet_history(t.dataset_refs(events), values).where(about),
+        "job_facets": t.facet_history(t.job_refs(events), values).where(about),
+    }

@@ -19,11 +19,12 @@ from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from headwater.pipeline import driver_graph, graph, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
-from headwater.pipeline.frames import KEPT, model_frames
+from headwater.pipeline.frames import KEPT, history_frames, model_frames
 from headwater.pipeline.replan import BatchPlans
 from headwater.store import model
 from headwater.store.base import EventStore
 from headwater.store.model import graph_inputs
+from headwater.store.model.event_reads import events_where
 
 log = logging.getLogger(__name__)
 _EVENTS_PER_PARTITION = 20_000
@@ -166,6 +167,8 @@ class Pipeline:
         plans = self._batch_plans() if read_here and one else None
         if plans is None or table is None or not plans.stage(self.store, table, earlier):
             self._stage_batch(low, high, table, known, read_here=read_here)
+        if low > 0:
+            self._stage_late(low)
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
@@ -212,6 +215,25 @@ class Pipeline:
         finally:  # a failed batch leaves nothing in memory either
             for frame in kept:
                 frame.unpersist()
+
+    def _stage_late(self, low: int) -> None:
+        """With a batch staged: when some of its facet assertions are late, with a value other
+        than the one in force at their time, stage the assertions the model dropped after them,
+        read back from the events it holds (`headwater.store.model.history`)."""
+        windows = model.mark_late(self.store)
+        if not windows:
+            return
+        tick = time.perf_counter()
+        nodes = model.late_nodes(self.store)
+        query = events_where(model.readback_condition(low))
+        events = t.parse_events(self.read_table(query, source.EVENT_SCHEMA))
+        publish.stage(self.store, history_frames(events, nodes), self.shuffle_partitions())
+        log.info(
+            "late facet assertions on %d node(s): %d window(s) read back in %.1f s",
+            len(nodes),
+            windows,
+            time.perf_counter() - tick,
+        )
 
     def _batch_plans(self) -> BatchPlans | None:
         """The plans of small batches (`replan`), made on first use; None on a cluster."""

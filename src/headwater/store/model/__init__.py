@@ -11,6 +11,8 @@ hands over rows and never names a backend.
 - `connections`: the connections executors open from the store's URL;
 - `event_reads`: the SQL that reads events for the pipeline (a seq range, a range's runs'
   earlier events, the events a condition picks);
+- `history`: the facet history's merge rule (changes, first and last assertions) and the
+  late assertions' read-back;
 - `refresh`: retention's model refresh; `compare`: two published models, table by table.
 """
 
@@ -22,6 +24,7 @@ from headwater.store.model.checkpoint import (
     reset_model,
     waiting,
 )
+from headwater.store.model.history import late_nodes, mark_late, readback_condition
 from headwater.store.model.lock import PipelineBusy, continuous_lock, pipeline_lock, pipeline_running
 from headwater.store.model.merge import merge_facts, replace_graph, replace_graph_rows
 from headwater.store.model.staging import TAGGED, StagingTarget, prepare_staging, staging_target
@@ -38,6 +41,8 @@ __all__ = [
     "Table",
     "continuous_lock",
     "last_retention",
+    "late_nodes",
+    "mark_late",
     "mark_retention",
     "merge_facts",
     "pipeline_lock",
@@ -45,6 +50,7 @@ __all__ = [
     "prepare_staging",
     "published_by_other",
     "read_state",
+    "readback_condition",
     "replace_graph",
     "replace_graph_rows",
     "reset_model",

@@ -48,11 +48,13 @@ def _key_table(name: str) -> str:
 
 # retention's scratch tables, dropped when it is done (retention_sql.drop_scratch)
 SCRATCH = (DOOMED, *(_key_table(n) for n in _KEYS), _KEPT_SCHEMAS, "retention_lost_tags")
-# the values of the schema facets no forgotten event asserted: (value_hash, value)
+# the values of the schema facets a remaining event asserts, (value_hash, value): the history
+# keeps a node's changes only, so an assertion R repeats may be staged and not stored
 SCHEMA_VALUES_SQL = (
     "SELECT DISTINCT v.hash AS value_hash, v.value AS value FROM facet_values v "
     "WHERE v.hash IN (SELECT f.value_hash FROM dataset_facets f WHERE f.name = 'schema' "
-    f"AND f.deleted = 0 AND f.seq NOT IN (SELECT seq FROM {DOOMED}))"
+    f"AND f.deleted = 0 AND f.seq NOT IN (SELECT seq FROM {DOOMED}) "
+    "UNION SELECT s.value_hash FROM stage_dataset_facets s WHERE s.name = 'schema' AND s.deleted = 0)"
 )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from headwater.store.base import EventStore
+from headwater.store.model import history
 from headwater.store.model.connections import connect, sqlite_file
 from headwater.store.model.dialect import dialect_of, is_sqlite_url
 from headwater.store.model.tables import TABLES
@@ -56,7 +57,9 @@ def prepare_staging(store: EventStore) -> None:
             )
         for scratch in SCRATCH:
             cur.execute(f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
-        for statement in dialect.emptying([table.stage for table in TABLES.values()] + list(SCRATCH)):
+        history.create_scratch(cur, dialect)
+        scratch_tables = list(SCRATCH) + list(history.SCRATCH)
+        for statement in dialect.emptying([table.stage for table in TABLES.values()] + scratch_tables):
             cur.execute(statement)
 
 

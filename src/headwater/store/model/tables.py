@@ -25,11 +25,14 @@ class Table:
     on_conflict: str = ""
     # columns the merge computes from other tables (never staged): the table's other columns
     computed: tuple[str, ...] = ()
-    # a batch's staged rows are all new: they are keyed by their event's seq (an event is in one
-    # batch), or replace their runs' rows, deleted first (RUN_SCOPED); `merge` then inserts them
+    # a batch's staged rows are all new: they replace their runs' rows, deleted first
+    # (RUN_SCOPED); `merge` then inserts them
     # without a conflict clause, with which PostgreSQL inserts each row speculatively (about 1.6
     # times the cost)
     new_rows: bool = False
+    # a facet history: the merge keeps each (node, name)'s changes, first and last assertions
+    # (`headwater.store.model.history`), not every staged row
+    history: bool = False
 
     @property
     def stage(self) -> str:
@@ -123,8 +126,8 @@ FACT_TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("facet_values", ("hash", "value"), ("hash",)),
-    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, new_rows=True),
-    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, new_rows=True),
+    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, history=True),
+    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, history=True),
     Table(
         "schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")
     ),
