@@ -30,10 +30,23 @@ def _kept(assertions: list[Assertion]) -> list[Assertion]:
     return sorted(out)
 
 
+def _flagged(assertions: list[Assertion]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Staged rows with `repeated` as the pipeline sets it: the one before has the same value,
+    neither is a deletion, and a later one follows (within the staged set)."""
+    ordered = sorted(assertions, key=lambda a: (a[0], a[1], a[2], a[3]))
+    rows = []
+    for i, a in enumerate(ordered):
+        prev = ordered[i - 1] if i and ordered[i - 1][:2] == a[:2] else None
+        follows = i + 1 < len(ordered) and ordered[i + 1][:2] == a[:2]
+        same = prev is not None and prev[4] == a[4] and not prev[5] and not a[5]
+        rows.append(("dataset_facets", (*a, 1 if same and follows else 0)))
+    return rows
+
+
 def _publish(store: EventStore, batch: list[Assertion], merged: list[Assertion], low: int, high: int) -> None:
     """Stage a batch, read back what `mark_late` asks for from the assertions merged before (as
     the pipeline reads back their events), and merge."""
-    stage_by_hand(store, [("dataset_facets", a) for a in batch])
+    stage_by_hand(store, _flagged(batch))
     if mark_late(store):
         with store.transaction() as cur:
             cur.execute("SELECT node_id, name, from_time, to_time FROM stage_late_windows")
@@ -42,7 +55,7 @@ def _publish(store: EventStore, batch: list[Assertion], merged: list[Assertion],
         again = [
             a for a in merged if any(a[0] == w[0] and a[1] == w[1] and w[2] <= a[2] <= w[3] for w in windows)
         ]
-        stage_by_hand(store, [("dataset_facets", a) for a in again])
+        stage_by_hand(store, _flagged(again))
     merge_facts(store, low, high)
 
 

@@ -31,7 +31,7 @@ def _tagged(frames: Mapping[str, DataFrame]) -> DataFrame:
     for name, frame in frames.items():
         view = f"headwater_staged_{name}"
         frame.createOrReplaceTempView(view)
-        columns = model.TABLES[name].columns
+        columns = model.TABLES[name].staged
         values = [f"CAST(`{column}` AS STRING) AS `{names[1 + i]}`" for i, column in enumerate(columns)]
         blanks = [f"CAST(NULL AS STRING) AS `{label}`" for label in names[1 + len(columns) :]]
         parts.append(f"SELECT '{name}' AS `{names[0]}`, {', '.join(values + blanks)} FROM {view}")

@@ -33,6 +33,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+from pyspark.sql.window import Window
 
 from headwater.events.generic import GENERIC_KIND
 from headwater.events.schema_fields import SchemaField, flatten_fields
@@ -464,7 +465,8 @@ def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
 
 
 def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
-    """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one."""
+    """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one;
+    `repeated`: whether it repeats the batch's assertion before it and is not the batch's last."""
     rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
         F.col("value_hash").isNotNull()
     )
@@ -476,7 +478,18 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
         return F.when(at("_deleted") == "true", 1)
 
     found = lookup(asserted, F.col("value_hash"), values, _deleted=ends)
-    return found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
+    history = found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
+    # 1 where the batch's assertion before this one had the same value, and a later one follows:
+    # the model keeps none of those (`headwater.store.model.history`), so the merge skips them
+    # unless the node's facet has stored assertions as late as the batch's
+    order = Window.partitionBy("node_id", "name").orderBy("valid_from", "seq")
+    same = (
+        (F.lag("value_hash").over(order) == F.col("value_hash"))
+        & (F.lag("deleted").over(order) == 0)
+        & (F.col("deleted") == 0)
+        & F.lead("seq").over(order).isNotNull()
+    )
+    return history.withColumn("repeated", F.when(same, 1).otherwise(0))
 
 
 def facet_values(values: FacetValues, *frames: DataFrame) -> DataFrame:

@@ -64,9 +64,27 @@ def _same_key(a: str, b: str) -> str:
     return " AND ".join(f"{a}.{c} = {b}.{c}" for c in _KEY)
 
 
+# a staged assertion the pipeline did not mark `repeated` (rows staged without the flag count as not)
+_FIRST_OR_CHANGE = "COALESCE(s.repeated, 0) = 0"
+
+
+def _late_pairs(name: str, stage: str) -> str:
+    """The (node, name)s of the staged assertions with a stored row as late as their earliest
+    (a pair's earliest staged assertion never repeats the one before it)."""
+    return (
+        f"SELECT DISTINCT s.node_id, s.name FROM {stage} s WHERE {_FIRST_OR_CHANGE} AND EXISTS "
+        f"(SELECT 1 FROM {name} f WHERE f.node_id = s.node_id AND f.name = s.name "
+        "AND f.valid_from >= s.valid_from)"
+    )
+
+
 def merge_history(cur: Any, table: Table) -> int:
     """Merge `table`'s staged assertions by the history's rule (module docstring); returns how
-    many rows it inserted or deleted. Staged rows already stored are skipped."""
+    many rows it inserted or deleted. The rule runs over the stored rows of the staged (node,
+    name)s and the staged assertions, but those the pipeline marked `repeated` only for the pairs
+    with stored rows as late as their staged ones: elsewhere the batch's assertions all come after
+    the stored ones, and a repeated one repeats its neighbour there too. Staged rows already stored
+    are skipped."""
     name, stage = table.name, table.stage
     cols = ", ".join(_COLUMNS)
     kept = (
@@ -82,10 +100,11 @@ def merge_history(cur: Any, table: Table) -> int:
         f"LAG(u.deleted) OVER ({window}) AS prev_deleted, "
         f"LEAD(u.seq) OVER ({window}) AS next_seq FROM ("
         f"SELECT 0 AS stored, {', '.join(f's.{c}' for c in _COLUMNS)} FROM {stage} s "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {name} f WHERE {_same_key('f', 's')}) "
+        f"WHERE ({_FIRST_OR_CHANGE} OR (s.node_id, s.name) IN ({_late_pairs(name, stage)})) "
+        f"AND NOT EXISTS (SELECT 1 FROM {name} f WHERE {_same_key('f', 's')}) "
         "UNION ALL "
         f"SELECT 1, {', '.join(f'f.{c}' for c in _COLUMNS)} FROM "
-        f"(SELECT DISTINCT node_id, name FROM {stage}) p JOIN {name} f "
+        f"(SELECT DISTINCT s.node_id, s.name FROM {stage} s WHERE {_FIRST_OR_CHANGE}) p JOIN {name} f "
         "ON f.node_id = p.node_id AND f.name = p.name) u) z "
         f"WHERE {kept} = 1 - z.stored"
     )
@@ -115,15 +134,9 @@ def mark_late(store: EventStore) -> int:
 
 
 def _late_windows(name: str, stage: str) -> str:
-    """The INSERT into `LATE` of `name`'s late windows: first the (node, name)s whose earliest
-    staged assertion is not after their last stored row (few, and one lookup each), then, of their
-    staged assertions, those with a stored row before and after them and a value other than the
-    one in force."""
-    late_pairs = (
-        f"SELECT p.node_id, p.name FROM (SELECT node_id, name, MIN(valid_from) AS first_from FROM {stage} "
-        f"GROUP BY node_id, name) p WHERE EXISTS (SELECT 1 FROM {name} f WHERE f.node_id = p.node_id "
-        "AND f.name = p.name AND f.valid_from >= p.first_from)"
-    )
+    """The INSERT into `LATE` of `name`'s late windows: of the staged assertions of the pairs
+    with stored rows as late as them (`_late_pairs`: few, one lookup each), those with a stored
+    row before and after them and a value other than the one in force."""
     following = (
         f"(SELECT f.valid_from FROM {name} f WHERE f.node_id = s.node_id AND f.name = s.name "
         "AND f.valid_from >= s.valid_from AND NOT (f.valid_from = s.valid_from AND f.seq <= s.seq) "
@@ -137,7 +150,7 @@ def _late_windows(name: str, stage: str) -> str:
     )
     rows = (
         f"SELECT s.node_id, s.name, s.valid_from, s.value_hash, s.deleted, {following} AS next_from, "
-        f"{in_force} AS prev_value FROM {stage} s JOIN ({late_pairs}) l "
+        f"{in_force} AS prev_value FROM {stage} s JOIN ({_late_pairs(name, stage)}) l "
         "ON l.node_id = s.node_id AND l.name = s.name"
     )
     return (

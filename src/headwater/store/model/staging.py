@@ -31,7 +31,7 @@ from headwater.store.model.tables import TABLES
 
 # the Arrow schema of tagged rows: a model table's name, then its row's values as text, a column
 # each in the table's column order, as many columns as the widest table has (the rest NULL)
-WIDTH = max(len(table.columns) for table in TABLES.values())
+WIDTH = max(len(table.staged) for table in TABLES.values())
 TAGGED = pa.schema([("table", pa.string()), *[(f"v{i}", pa.string()) for i in range(WIDTH)]])
 Rows = tuple[str, list[tuple[Any, ...]]]  # a table's name and some of its rows
 SCRATCH = ("stage_touched_versions", "stage_touched_dataset_versions")
@@ -51,9 +51,12 @@ def prepare_staging(store: EventStore) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     with store.transaction() as cur:
         for table in TABLES.values():
+            extra = "".join(f", CAST(0 AS INTEGER) AS {column}" for column in table.staged_only)
+            if extra:  # made again: a store staged before such a column was added lacks it
+                cur.execute(f"DROP TABLE IF EXISTS {table.stage}")
             cur.execute(
                 f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {table.stage} AS "
-                f"SELECT {', '.join(table.columns)} FROM {table.name} {dialect.no_rows}"
+                f"SELECT {', '.join(table.columns)}{extra} FROM {table.name} {dialect.no_rows}"
             )
         for scratch in SCRATCH:
             cur.execute(f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
@@ -99,7 +102,7 @@ def table_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[Rows]:
         for name, run in groupby(batch.column(0).to_pylist()):
             count = sum(1 for _ in run)
             part = batch.slice(start, count)
-            width = len(TABLES[name].columns)
+            width = len(TABLES[name].staged)
             yield name, list(zip(*[part.column(1 + i).to_pylist() for i in range(width)], strict=True))
             start += count
 
@@ -111,7 +114,7 @@ def _copy_partition(url: str, rows: Iterable[Rows]) -> None:
         with conn.cursor() as cur:
             for table, chunk in rows:
                 spec = TABLES[table]
-                with cur.copy(f"COPY {spec.stage} ({', '.join(spec.columns)}) FROM STDIN") as copy:
+                with cur.copy(f"COPY {spec.stage} ({', '.join(spec.staged)}) FROM STDIN") as copy:
                     for values in chunk:
                         copy.write_row(values)
         conn.commit()
@@ -132,9 +135,9 @@ def _sqlite_partition(folder: str, rows: Iterable[Rows]) -> None:
         for table, chunk in rows:
             spec = TABLES[table]
             if table not in created:
-                conn.execute(f"CREATE TABLE {spec.stage} ({', '.join(spec.columns)})")
+                conn.execute(f"CREATE TABLE {spec.stage} ({', '.join(spec.staged)})")
                 created.add(table)
-            conn.executemany(f"INSERT INTO {spec.stage} VALUES ({', '.join('?' * len(spec.columns))})", chunk)
+            conn.executemany(f"INSERT INTO {spec.stage} VALUES ({', '.join('?' * len(spec.staged))})", chunk)
         conn.commit()
     finally:
         conn.close()
@@ -156,6 +159,6 @@ def _collect_sqlite_parts(store: EventStore, folder: Path) -> None:
             cur.execute("SELECT name FROM part.sqlite_master WHERE type = 'table'")
             for (name,) in cur.fetchall():
                 spec = TABLES[name.removeprefix("stage_")]
-                cols = ", ".join(spec.columns)
+                cols = ", ".join(spec.staged)
                 cur.execute(f"INSERT INTO main.{spec.stage} ({cols}) SELECT {cols} FROM part.{name}")
         part.unlink()

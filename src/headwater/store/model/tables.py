@@ -33,10 +33,17 @@ class Table:
     # a facet history: the merge keeps each (node, name)'s changes, first and last assertions
     # (`headwater.store.model.history`), not every staged row
     history: bool = False
+    # columns staged with the rows that the model does not keep (after `columns`)
+    staged_only: tuple[str, ...] = ()
 
     @property
     def stage(self) -> str:
         return f"stage_{self.name}"
+
+    @property
+    def staged(self) -> tuple[str, ...]:
+        """The columns of the table's staged rows, in their order."""
+        return self.columns + self.staged_only
 
 
 def _latest(table: str, time: str, seq: str, columns: Sequence[str], *, ties: bool = False) -> str:
@@ -126,8 +133,8 @@ FACT_TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("facet_values", ("hash", "value"), ("hash",)),
-    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, history=True),
-    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, history=True),
+    Table("dataset_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, history=True, staged_only=("repeated",)),
+    Table("job_facets", _ASSERTION_COLUMNS, _ASSERTION_KEY, history=True, staged_only=("repeated",)),
     Table(
         "schema_fields", ("schema_hash", "path", "position", "type", "description"), ("schema_hash", "path")
     ),
