@@ -15,7 +15,11 @@ read every assertion: the assertion in force at T has the same value either way.
 
 **The merge** (`merge_history`) computes that rule over the staged assertions together with the
 stored rows of the same (node, name)s: it inserts the staged rows the rule keeps and deletes the
-stored rows it no longer keeps (an old last row, a change a late assertion made redundant).
+stored rows it no longer keeps (an old last row, a change a late assertion made redundant). The
+pipeline marks each staged assertion that repeats the batch's one before it and is not the
+batch's last (`repeated`); where the batch's assertions all come after the stored ones, the rule
+would drop those anyway, so the merge skips them and its window sorts a few rows per node, not
+every assertion.
 
 **Late assertions.** A staged assertion with an earlier time than a stored row of its (node, name),
 and a value other than the one in force at its time, ends the value in force early: from the first
