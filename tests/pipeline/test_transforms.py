@@ -119,6 +119,19 @@ def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> Non
     ]
 
 
+def test_facet_history_marks_the_batchs_repeats_but_not_its_last(spark: SparkSession) -> None:
+    # the merge skips a repeat where the batch comes after the stored rows (store/model/history)
+    one, two = facet(description="one"), facet(description="two")
+    gone = {"_deleted": True}
+    values = [one, one, one, two, gone, gone, two, two]
+    docs = [dataset_event(t(i + 1), dataset("db", "t", documentation=v)) for i, v in enumerate(values)]
+    events, facet_values = parts(spark, docs)
+    history = tr.facet_history(tr.dataset_refs(events), facet_values)
+    # the first; two repeats; a change; a deletion and one repeating it (a deletion is never
+    # marked); the one after a deletion; the batch's last, a repeat but the last
+    assert [r[1] for r in rows(history, "valid_from", "repeated")] == [0, 1, 1, 0, 0, 0, 0, 0]
+
+
 def test_schema_fields_are_flattened_with_paths(spark: SparkSession) -> None:
     fields = [
         {"name": "id", "type": "int"},
@@ -322,7 +335,8 @@ def test_facet_lookups_agree_in_a_literal_map_and_by_join(spark: SparkSession) -
         and joined["parents"]
         and ("dataset:pg:t", "warehouse", "postgres://w") in joined["refs"]
     )
-    assert any(row[-1] == 1 for row in joined["history"]), "the _deleted assertion"
+    # history rows: (node_id, name, valid_from, seq, value_hash, deleted, repeated)
+    assert any(row[5] == 1 for row in joined["history"]), "the _deleted assertion"
     (bare,) = [row for row in joined["code"] if row[0] == "bare"]
     assert bare[2:4] == (None, None), "no source code location and no SQL"
 
