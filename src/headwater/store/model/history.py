@@ -41,14 +41,15 @@ from typing import Any
 
 from headwater.store.base import EventStore
 from headwater.store.model.dialect import Dialect
-from headwater.store.model.tables import FACT_TABLES, Table
+from headwater.store.model.tables import FACT_TABLES, TABLES, Table
 
 MOVES = "stage_history_moves"  # the rows a history merge inserts (stored = 0) or deletes (1)
 LATE = "stage_late_windows"  # (node_id, name, from_time, to_time) to read back, per facets table
 SCRATCH = (MOVES, LATE)
 HISTORY_TABLES = tuple(t.name for t in FACT_TABLES if t.history)
-_COLUMNS = ("node_id", "name", "valid_from", "seq", "value_hash", "deleted")
-_KEY = ("node_id", "name", "valid_from", "seq")
+# both history tables have the assertion's columns and key (`tables`)
+_COLUMNS = TABLES["dataset_facets"].columns
+_KEY = TABLES["dataset_facets"].key
 
 
 def create_scratch(cur: Any, dialect: Dialect) -> None:
@@ -131,7 +132,7 @@ def mark_late(store: EventStore) -> int:
     with store.transaction() as cur:
         cur.execute(f"DELETE FROM {LATE}")
         for name in HISTORY_TABLES:
-            cur.execute(_late_windows(name, f"stage_{name}"))
+            cur.execute(_late_windows(name, TABLES[name].stage))
         cur.execute(f"SELECT COUNT(*) FROM {LATE}")
         row = cur.fetchone()
     return int(row[0]) if row else 0
