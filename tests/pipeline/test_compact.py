@@ -76,6 +76,19 @@ def test_a_whole_payload_is_split_like_a_stored_core() -> None:
     assert '"n":1000000000000000000000000000000' in values[refs[1]["y"]], "big integers stay exact"
 
 
+def test_a_facet_kept_inline_gets_the_hash_the_store_would_have_given_it() -> None:
+    small = facet(n=1, s="x")
+    doc = run_event("r", "START", t(1), run_facets={"nominalTime": small})
+    event = validate_event(doc)
+    assert event.core is not None and event.facet_values == ()  # every facet stays in the core
+    inline = (2, "run", *([None] * 10), "", pack_core(event.core.encode()), 0)
+    rows = Compactor(lambda _hashes: {}).rows([_stored(doc, 1), inline])
+    events, values = rows[:2], {r[-2]: r[-1] for r in rows[2:]}
+    refs = [orjson.loads(r[-3])["run"]["facets"]["nominalTime"] for r in events]
+    assert refs[0] == refs[1] == hex_of(facet_hash(orjson.dumps(small, option=orjson.OPT_SORT_KEYS)))
+    assert len(rows) == 3 and orjson.loads(values[refs[0]]) == small, "the value is given once"
+
+
 def test_generic_events_pass_unchanged_and_a_missing_value_is_an_error() -> None:
     generic = {"type": "element", "anything": {"facets": {"a": {"b": 1}}}}
     rows = Compactor(lambda _hashes: {}).rows([_stored(generic, 1, kind="generic")])

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from headwater.cli import main
-from headwater.events.facet_refs import facet_hash
+from headwater.events.facet_refs import INLINE_BYTES, facet_hash, kept_inline
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
 from headwater.store import EventStore, open_store
@@ -69,16 +69,24 @@ def _facet_rows(store: EventStore) -> list[tuple[str, str]]:
     return [(str(h), stored_text(p)) for h, _, p in rows]
 
 
-def _distinct_facets(docs: list[dict[str, Any]]) -> set[str]:
-    found = set()
-    for doc in docs:
-        containers = [doc["run"].get("facets"), doc["job"].get("facets")]
-        for dataset in doc.get("inputs", []) + doc.get("outputs", []):
-            containers += [dataset.get("facets"), dataset.get("inputFacets"), dataset.get("outputFacets")]
-        for container in containers:
-            for value in (container or {}).values():
-                found.add(facet_hash(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
+def _facets(doc: dict[str, Any]) -> list[tuple[bytes, bool]]:
+    """(canonical bytes, whether the store keeps it by hash) of each facet of the event: a job's
+    or a dataset's always, a run's, input's or output's when it is larger than a core keeps inline."""
+    containers = [(doc["run"].get("facets"), False), (doc["job"].get("facets"), True)]
+    for dataset in doc.get("inputs", []) + doc.get("outputs", []):
+        containers += [(dataset.get("facets"), True), (dataset.get("inputFacets"), False)]
+        containers += [(dataset.get("outputFacets"), False)]
+    found = []
+    for container, deletable in containers:
+        for value in (container or {}).values():
+            canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+            found.append((canonical, not kept_inline(canonical, (), deletable)))
     return found
+
+
+def _distinct_facets(docs: list[dict[str, Any]]) -> set[str]:
+    """The hashes of the facet values the store keeps by hash."""
+    return {facet_hash(canonical) for doc in docs for canonical, hashed in _facets(doc) if hashed}
 
 
 def _stored_cores(store: EventStore) -> list[tuple[str, int | None]]:
@@ -108,14 +116,15 @@ def test_each_distinct_facet_value_is_stored_once_and_reads_are_whole(
     ids += [a["eventId"] for a in answers]
     rows = _facet_rows(store)
     assert {h for h, _ in rows} == _distinct_facets(docs)
-    # 9 nominalTimes, 1 parent, 1 schema, 1 sql, 1 output schema: shared facets are kept once
-    assert len(rows) == 9 + 4
+    # 1 schema, 1 sql, 1 output schema: shared facets are kept once; the run facets (9
+    # nominalTimes, 1 parent) stay in the cores
+    assert len(rows) == 3
     for h, value in rows:
         assert facet_hash(value.encode()) == h
-    # the events hold their cores, not their facets
+    # the events hold their cores, not their dataset and job facets; facet_count counts hashes
     cores = _stored_cores(store)
-    assert all(count is not None and count == 5 for _, count in cores)
-    assert all('"fields"' not in core for core, _ in cores)
+    assert all(count is not None and count == 3 for _, count in cores)
+    assert all('"fields"' not in core and '"nominalStartTime"' in core for core, _ in cores)
 
     sent = {event_id: doc for event_id, doc in zip(ids, docs, strict=True)}
     for event_id, doc in sent.items():
@@ -148,6 +157,66 @@ def test_the_same_events_again_are_one_row_each_and_add_no_facet_value(store: Ev
         cur.execute("SELECT COUNT(*) FROM events")
         assert int(cur.fetchone()[0]) == len(docs)
     assert [e.event_id for e in again[:-1]] == [e.event_id for e in events]
+
+
+def test_a_runs_small_facets_stay_in_its_core_and_large_or_untrusted_ones_are_stored_by_hash(
+    client: TestClient, store: EventStore
+) -> None:
+    small = facet("NominalTimeRunFacet", nominalStartTime="2024-05-01T10:00:00Z")
+    large = facet("SparkPropertiesRunFacet", properties={f"spark.k{i}": "v" * 20 for i in range(30)})
+    untrusted = facet("NominalTimeRunFacet", nominalStartTime=12)  # not a date-time: a verdict to keep
+    statistics = facet("OutputStatisticsOutputDatasetFacet", "1-0-2", rowCount=10, size=200)
+    source = {**facet("DatasourceDatasetFacet"), "name": "shop", "uri": "postgres://db:5432/shop"}
+    doc = run_event(
+        run_facets={"nominalTime": small, "spark_properties": large, "odd": untrusted},
+        outputs=[
+            {
+                "namespace": "pg",
+                "name": "shop.totals",
+                "facets": {"dataSource": source},
+                "outputFacets": {"outputStatistics": statistics},
+            }
+        ],
+    )
+    assert len(orjson.dumps(large)) > INLINE_BYTES >= len(orjson.dumps(small))
+    response = client.post("/api/v1/lineage", json=doc)  # the lean path
+    assert response.status_code == 201, response.text
+    other = {**doc, "eventType": "COMPLETE"}
+    full = validate_event(other)  # the full path splits the same way
+    assert store.append([full], RECEIVED) == [True]
+
+    def canonical(value: dict[str, Any]) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+    assert {h for h, _ in _facet_rows(store)} == {
+        facet_hash(canonical(v)) for v in (large, untrusted, source)
+    }
+    assert {h for h, *_ in full.facet_values} == {
+        facet_hash(canonical(v)) for v in (large, untrusted, source)
+    }
+    for core, count in _stored_cores(store):
+        assert count == 3
+        facets = orjson.loads(core)
+        assert facets["run"]["facets"]["nominalTime"] == small
+        assert facets["outputs"][0]["outputFacets"]["outputStatistics"] == statistics
+        assert isinstance(facets["run"]["facets"]["spark_properties"], str)
+        assert isinstance(facets["run"]["facets"]["odd"], str)
+    assert response.json()["eventId"] != full.event_id
+    for event_id, sent in ((response.json()["eventId"], doc), (full.event_id, other)):
+        stored = store.get_event(event_id)
+        assert stored is not None and orjson.loads(stored.payload) == sent
+        assert "run.facets.odd" in stored.untrusted_facets
+
+
+def test_an_event_whose_facets_all_stay_in_its_core_reads_back_whole(store: EventStore) -> None:
+    nominal = facet("NominalTimeRunFacet", nominalStartTime="2024-05-01T10:00:00Z")
+    doc = run_event(run_facets={"nominalTime": nominal}, outputs=[{"namespace": "pg", "name": "shop.totals"}])
+    event = validate_event(doc)
+    assert event.core is not None and event.facet_values == ()
+    store.append([event], RECEIVED)
+    assert _stored_cores(store)[0][1] == 0 and _facet_rows(store) == []
+    stored = store.get_event(event.event_id)
+    assert stored is not None and orjson.loads(stored.payload) == doc
 
 
 def test_an_event_with_a_facet_that_is_no_object_is_kept_whole(store: EventStore) -> None:
@@ -197,7 +266,7 @@ def test_a_whole_payload_store_is_converted_in_batches_and_resumes_after_an_inte
     assert convert_store(store, batch=5) == 2  # goes on where it stopped
     assert pending_conversion(store) == 0
     assert convert_store(store, batch=5) == 0
-    assert all(count == 5 for _, count in _stored_cores(store)[:12])
+    assert all(count == 3 for _, count in _stored_cores(store)[:12])
     _assert_whole(store, ids, docs)
     assert _distinct_facets(docs) <= {h for h, _ in _facet_rows(store)}
     listed = store.list_events(after_time=None, before_time=None, descending=False, limit=100, offset=0)
@@ -270,7 +339,7 @@ def test_db_upgrade_converts_the_events_of_an_older_store(database_url: str, sto
     result = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "converted 3 event(s)" in result.output
-    assert all(count == 5 for _, count in _stored_cores(store))
+    assert all(count == 3 for _, count in _stored_cores(store))
     again = CliRunner().invoke(main, ["db", "upgrade", "-q"], env=env, catch_exceptions=False)
     assert "converted" not in again.output
 
@@ -391,7 +460,7 @@ def test_db_upgrade_moves_the_cores_kept_as_text(database_url: str, store: Event
     assert (moved in result.output) == (store.backend == "postgresql")
     assert pending_conversion(store) == 0
     if store.backend == "postgresql":
-        assert [count for _, count in _stored_cores(store)] == [5] * 6
+        assert [count for _, count in _stored_cores(store)] == [3] * 6
     for event, doc in zip(validated, docs, strict=True):
         stored = store.get_event(event.event_id)
         assert stored is not None and orjson.loads(stored.payload) == doc

@@ -26,7 +26,7 @@ import msgspec
 import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from headwater.events.facet_refs import FacetValue, facet_hash
+from headwater.events.facet_refs import FacetValue, facet_hash, kept_inline
 from headwater.events.facets import FacetKind, facet_path, facet_reasons
 from headwater.events.flat_facets import FLAT
 from headwater.events.ids import content_hash, event_id
@@ -94,7 +94,8 @@ class _NotLean(Exception):
 Verdict = tuple[orjson.Fragment, tuple[str, ...], FacetValue | None]
 # A container's canonical bytes, the (facet name, reasons) of each facet that breaks its rules,
 # the bytes of its `parent` facet if it has one, the container as the event's core holds it (each
-# facet replaced by its hash) and its facet values; both None when a facet is not an object.
+# facet replaced by its hash, but those `kept_inline`) and the facet values stored by hash; both
+# None when a facet is not an object.
 ContainerVerdict = tuple[
     orjson.Fragment,
     tuple[tuple[str, tuple[str, ...]], ...],
@@ -192,7 +193,7 @@ class FacetVerdicts:
             raise _NotLean from None
         canonical: dict[str, orjson.Fragment] = {}
         issues: list[tuple[str, tuple[str, ...]]] = []
-        hashes: dict[str, str] | None = {}
+        hashes: dict[str, str | orjson.Fragment] | None = {}  # a hash, or the value kept inline
         values: list[FacetValue] = []
         for name, value in facets.items():
             fragment, reasons, stored = self.verdict(bytes(value), kind)
@@ -201,6 +202,8 @@ class FacetVerdicts:
                 issues.append((name, reasons))
             if stored is None or hashes is None:
                 hashes = None
+            elif kept_inline(stored[1], reasons, stored[3]):
+                hashes[name] = fragment
             else:
                 hashes[name] = stored[0]
                 values.append(stored)

@@ -2,15 +2,16 @@
 distinct facet values they refer to, once each.
 
 The store keeps an event as its core (each facet replaced by the URL-safe base64 of 128 bits of
-the SHA-256 of the facet's canonical bytes) and each distinct facet value once
+the SHA-256 of the facet's canonical bytes, but small facets of runs, inputs and outputs kept
+inline, `headwater.events.facet_refs.kept_inline`) and each distinct facet value once
 (`headwater.store.event_facets`). Spark gets the core with each hash in hex (the model's
 `value_hash`: the same 128 bits) and, beside the events of a read, one row per distinct value
 they name. So a batch moves each facet value into Spark once, Spark parses it once, and the
 events it parses are their small cores instead of 4-8 KB payloads.
 
 A row kept whole (a generic event, a row stored before migration 0012, an event with a facet that
-is not an object) is split here the same way: the same facet gives the same hash whichever way
-it was stored.
+is not an object) is split here the same way, and a facet kept inline is hashed here: the same
+facet gives the same hash whichever way it was stored.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ class Compactor:
         values: dict[str, str] = {}  # hex → value, of values met in whole payloads
         for row in stored:
             payload, count = stored_core(row[PAYLOAD], row[CORE]), row[COUNT]
-            if count is not None:
-                core = self._core(payload, wanted) if count > 0 else stored_text(payload)
+            if count is not None:  # a core: with hashes (count > 0), facets kept inline, or neither
+                core = self._core(payload, wanted, values)
             elif row[KIND] == GENERIC_KIND:
                 core = stored_text(payload)
             else:
@@ -91,19 +92,34 @@ class Compactor:
             found = self.hexes[store_hash] = hex_of(store_hash)
         return found
 
-    def _core(self, payload: str | bytes, wanted: dict[str, str]) -> str:
+    def _core(self, payload: str | bytes, wanted: dict[str, str], values: dict[str, str]) -> str:
+        """The core with each hash in hex; a facet kept inline (an object) gets the hash the store
+        would have given it, and its value joins `values`."""
         core = load_core(payload)
         for _, holder, key, _ in containers(core):
             refs = holder.get(key)
             if isinstance(refs, dict):
                 converted = {}
-                for name, digest in refs.items():
-                    hexed = converted[name] = self._hex(digest)
-                    if hexed not in self.sent:
-                        self.sent.add(hexed)
-                        wanted[digest] = hexed
+                for name, ref in refs.items():
+                    if isinstance(ref, str):
+                        hexed = converted[name] = self._hex(ref)
+                        if hexed not in self.sent:
+                            self.sent.add(hexed)
+                            wanted[ref] = hexed
+                    else:
+                        converted[name] = self._value(ref, values)
                 holder[key] = converted
         return orjson.dumps(core).decode()
+
+    def _value(self, value: object, values: dict[str, str]) -> str:
+        """A facet value's hash in hex, as the store makes it; the value joins `values` the first
+        time this compactor meets it."""
+        canonical = _canonical(value)
+        hexed = self._hex(facet_hash(canonical))
+        if hexed not in self.sent:
+            self.sent.add(hexed)
+            values[hexed] = canonical.decode()
+        return hexed
 
     def _split(self, text: str, values: dict[str, str]) -> str:
         try:
@@ -115,14 +131,7 @@ class Compactor:
         for _, holder, key, _ in containers(doc):
             container = holder.get(key)
             if isinstance(container, dict):
-                refs = {}
-                for name, value in container.items():
-                    canonical = _canonical(value)
-                    hexed = refs[name] = self._hex(facet_hash(canonical))
-                    if hexed not in self.sent:
-                        self.sent.add(hexed)
-                        values[hexed] = canonical.decode()
-                holder[key] = refs
+                holder[key] = {name: self._value(value, values) for name, value in container.items()}
         return json.dumps(doc, separators=(",", ":"))
 
 

@@ -4,8 +4,9 @@ on every read of an event (`assemble_payloads`, the one place that does it), and
 event refers to them.
 
 An event row whose `facet_count` is not NULL keeps its core: the event with each facet replaced by
-the hash of its canonical bytes (`headwater.events.facet_refs`), packed in `core` since migration
-0018, in `payload` before (`stored_core` takes whichever the row has). A NULL
+the hash of its canonical bytes, but small facets of its run, inputs and outputs, kept inline as
+their values (`headwater.events.facet_refs`); `facet_count` counts the hashes. The core is packed
+in `core` since migration 0018, in `payload` before (`stored_core` takes whichever the row has). A NULL
 `facet_count` marks a whole payload: rows stored before migration 0012 until `headwater db
 upgrade` converts them (`headwater.store.facet_conversion`), generic events, and the rare event
 whose facets are not all objects. Both kinds are read alike, at any time. Cores and values
@@ -40,11 +41,11 @@ class MissingFacetValue(LookupError):
 
 
 def core_hashes(core: dict[str, Any]) -> Iterator[str]:
-    """The hashes an event's core refers to."""
+    """The hashes an event's core refers to (a facet kept inline is an object, not a hash)."""
     for _, holder, key, _ in containers(core):
         container = holder.get(key)
         if isinstance(container, dict):
-            yield from container.values()
+            yield from (ref for ref in container.values() if isinstance(ref, str))
 
 
 def stored_core(payload: str | bytes, core: bytes | None) -> str | bytes:
@@ -78,13 +79,16 @@ def assemble_payloads(rows: Sequence[tuple[str | bytes, int | None]], fetch: Fet
     for position, (payload, _) in enumerate(rows):
         found = cores.get(position)
         if found is None:
-            payloads.append(stored_text(payload))  # a packed core without facets, or whole
+            payloads.append(stored_text(payload))  # whole, or a core without hashes (no facet, or all inline)
             continue
         core = found
         for _, holder, key, _ in containers(core):
             container = holder.get(key)
             if isinstance(container, dict):
-                holder[key] = {name: orjson.Fragment(values[digest]) for name, digest in container.items()}
+                holder[key] = {
+                    name: orjson.Fragment(values[ref]) if isinstance(ref, str) else ref
+                    for name, ref in container.items()
+                }
         payloads.append(orjson.dumps(core).decode())
     return payloads
 
