@@ -332,21 +332,30 @@ def get_request(path: str) -> bytes:
 
 
 class Database:
-    """A throwaway database: a SQLite file in a temporary folder, or a fresh PostgreSQL database."""
+    """A throwaway database: a SQLite file in a temporary folder, or a fresh PostgreSQL database;
+    with `template`, a copy of that store instead of an empty one (a SQLite file, or the name of a
+    database on the same PostgreSQL server, which nobody may be connected to)."""
 
-    def __init__(self, backend: str, workdir: Path, label: str, pg_admin_url: str) -> None:
+    def __init__(
+        self, backend: str, workdir: Path, label: str, pg_admin_url: str, template: str | None = None
+    ) -> None:
         self.backend = backend
         self.pg_admin_url = pg_admin_url
         if backend == "sqlite":
             self.path = workdir / f"{label}.db"
             self.url = f"sqlite:///{self.path}"
+            if template:
+                for suffix in ("", "-wal"):  # a store not checkpointed keeps commits in its WAL
+                    if Path(template + suffix).exists():
+                        shutil.copyfile(template + suffix, str(self.path) + suffix)
         else:
             import psycopg
 
             self.name = f"headwater_bench_{label}_{os.getpid()}"
+            copy = f' TEMPLATE "{template}"' if template else ""
             with psycopg.connect(pg_admin_url, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.name}"')
-                conn.execute(f'CREATE DATABASE "{self.name}"')
+                conn.execute(f'CREATE DATABASE "{self.name}"{copy}')
             base = pg_admin_url.rsplit("/", 1)[0]
             self.url = f"{base}/{self.name}"
 

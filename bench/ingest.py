@@ -249,12 +249,15 @@ def ingest_scenarios(
     figures: list[Figure],
     results: dict[str, Any],
 ) -> None:
-    db = Database(backend, workdir, "ingest", args.pg_url)
+    template = args.from_sqlite if backend == "sqlite" else args.from_pg
+    if template:
+        log(f"{backend}: copying {template} as the store of scenarios 1-3")
+    db = Database(backend, workdir, "ingest", args.pg_url, template)
     server: Server | None = None
     try:
+        acked = stored_count(db.url) if template else 0  # what the copy held: counted as acked
         server = Server(db.url, workdir, workers=args.workers)
         log(f"{backend}: server pid {server.pid} on port {server.port}, store {db.url}")
-        acked = 0
 
         if 1 in args.scenarios:
             warm = single_bodies(factory, args.warmup, seed=101)
@@ -747,6 +750,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--workdir", help="scratch folder for SQLite files and server logs (default: a new temp dir)"
+    )
+    p.add_argument(
+        "--from-sqlite",
+        metavar="FILE",
+        help="scenarios 1-3 on SQLite start from a copy of this store instead of an empty one (a store "
+        "`bench/pipeline.py --keep` left: what a store of 1,000,000 events does to ingest)",
+    )
+    p.add_argument(
+        "--from-pg",
+        metavar="DATABASE",
+        help="the same on PostgreSQL: a copy of this database of --pg-url's server (CREATE DATABASE "
+        "... TEMPLATE; nobody may be connected to it)",
     )
     p.add_argument("--keep", action="store_true", help="keep the databases (and workdir) afterwards")
     p.add_argument(

@@ -4,11 +4,18 @@ event, appending in commits of `--size` events, with the store as it is or with 
 indexes on `events` dropped (`--drop NAME`, repeatable: one line each).
 
     .venv/bin/python bench/wal_bytes.py [--size 16] [--events 6000] [--drop events_by_run ...]
+    .venv/bin/python bench/wal_bytes.py --size 1000 --events 20000 --live --from /tmp/pb1m/pipeline.db
 
 A commit writes every page it changed whole (8 KB), so a small group of events costs the pages
 of every index leaf its random keys touch. Small commits are what single POSTs make (groups of
 8-16 events from 32 connections), so this is where their write turns go (bench/README).
 SQLite only, in a temporary folder; the events are `EventFactory`'s, validated before timing.
+
+`--from FILE` appends to a copy of that store instead of an empty one (one `bench/pipeline.py
+--keep` left: an index of 1,000,000 entries has so many leaves that each random key dirties one
+of its own). `--live` gives the events eventTimes 100 µs apart, as a live stream at 10,000
+events a second would, instead of the generator's (about 375 s for 1,000 events): eventIds begin
+with the time's low bits, so only live events keep their keys in a narrow range.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import argparse
 import shutil
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 
 import orjson
 
@@ -39,16 +47,24 @@ def written_bytes() -> int:
     raise SystemExit("no wchar in /proc/self/io: Linux only")
 
 
-def validated(count: int) -> list[Event]:
+def validated(count: int, *, live: bool = False) -> list[Event]:
     stream = EventFactory().stream(count, seed=5)
-    body = b"[" + b",".join(orjson.dumps(next(stream)) for _ in range(count)) + b"]"
+    docs = [next(stream) for _ in range(count)]
+    if live:
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        for i, doc in enumerate(docs):
+            doc["eventTime"] = (start + timedelta(microseconds=100 * i)).isoformat().replace("+00:00", "Z")
+    body = b"[" + b",".join(orjson.dumps(doc) for doc in docs) + b"]"
     documents, _ = read_documents(body, "application/json", None, len(body) + 1, lazy=True)
     return validate_documents(documents).events
 
 
-def measure(events: list[Event], size: int, drop: str | None) -> tuple[float, float]:
-    """(bytes written, CPU seconds) per event, appending all but the first WARM in commits of `size`."""
+def measure(events: list[Event], size: int, drop: str | None, start: str | None) -> tuple[float, float]:
+    """(bytes written, CPU seconds) per event, appending all but the first WARM in commits of `size`
+    (to a copy of the store `start` when given)."""
     folder = tempfile.mkdtemp(prefix="headwater-wal-")
+    if start:
+        shutil.copyfile(start, f"{folder}/wal.db")
     store = open_store(f"sqlite:///{folder}/wal.db")
     try:
         if drop is not None:
@@ -73,11 +89,14 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=16, help="events per commit [16]")
     parser.add_argument("--events", type=int, default=6_000, help="events timed [6,000]")
     parser.add_argument("--drop", action="append", default=[], help="an index on events to drop (repeatable)")
+    parser.add_argument("--from", dest="start", metavar="FILE", help="append to a copy of this SQLite store")
+    parser.add_argument("--live", action="store_true", help="eventTimes 100 µs apart, as a live stream")
     args = parser.parse_args()
-    events = validated(WARM + args.events)
-    print(f"commits of {args.size} events, {args.events:,} events timed")
+    events = validated(WARM + args.events, live=args.live)
+    held = f", on a copy of {args.start}" if args.start else ""
+    print(f"commits of {args.size} events, {args.events:,} events timed{held}")
     for drop in [None, *args.drop]:
-        written, cpu = measure(events, args.size, drop)
+        written, cpu = measure(events, args.size, drop, args.start)
         label = f"without {drop}" if drop else "the store as it is"
         print(f"  {label:36s} {written / 1024:6.1f} KB written/event  {cpu * 1e6:6.1f} µs CPU/event")
 

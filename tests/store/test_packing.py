@@ -1,4 +1,4 @@
-"""Packed cores and facet values (`headwater.store.packing`): cores in format 2, values in format 1,
+"""Packed cores and facet values (`headwater.store.packing`): cores in format 3, values in format 1,
 and whatever an earlier release packed read back the same."""
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ def _cores(n: int = 50) -> list[bytes]:
     return cores
 
 
-def test_cores_are_packed_in_format_2_and_values_in_format_1() -> None:
+def test_cores_are_packed_in_format_3_and_values_in_format_1() -> None:
     for core in _cores():
         packed = pack_core(core)
-        assert packed[0] == 2 and len(packed) < len(core) / 2
+        assert packed[0] == 3 and len(packed) < len(core) / 2
         assert unpack(packed) == core.decode() == stored_text(packed)
+        assert unpack(b"\x02" + packed[1:]) == core.decode(), "format 2: the same frames"
     value = orjson.dumps({"_producer": "p", "_schemaURL": "u", "nominalStartTime": "2024-01-01T00:00:00Z"})
     assert pack_value(value)[0] == 1 and unpack(memoryview(pack_value(value))) == value.decode()
 
@@ -41,8 +42,8 @@ def test_cores_packed_by_an_earlier_release_in_format_1_are_read() -> None:
 
 
 def test_an_unknown_format_is_refused() -> None:
-    with pytest.raises(PackingError, match="unknown format 3"):
-        unpack(b"\x03" + pack_core(b"{}")[1:])
+    with pytest.raises(PackingError, match="unknown format 4"):
+        unpack(b"\x04" + pack_core(b"{}")[1:])
 
 
 def test_format_2s_dictionary_is_the_pinned_one(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,10 @@ are read with it. Format 2 packs cores against a dictionary trained on the demo 
 tables, which format 1's raw content lacks, so a frame does not build its own (a bench core
 442 -> 392 bytes, 6.6 -> 4.2 µs). Facet values stay in format 1: its hand-written strings suit
 the small values events carry anew (nominalTime, outputStatistics), which a trained dictionary
-packed a fifth larger in a trial. `unpack` reads both formats.
+packed a fifth larger in a trial. Format 3 is format 2 for cores that may keep small facets
+inline (`headwater.events.facet_refs.kept_inline`): the same dictionary and frames, under a new
+format byte, so that a release that predates inline facets refuses such a core (PackingError)
+instead of failing on the object where it expects a hash. `unpack` reads every format.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from importlib import resources
 import zstandard
 
 FORMAT = 1  # facet values
-CORE_FORMAT = 2
+CORE_FORMAT = 3  # format 2's packing; a core may hold facets inline
+_TRAINED_FORMATS = (2, 3)  # cores packed against `packing_cores_2.zdict`
 _VALUE_PREFIX, _CORE_PREFIX = bytes((FORMAT,)), bytes((CORE_FORMAT,))
 _CORE_LEVEL = 3  # one core per event on the ingest path: speed first
 _VALUE_LEVEL = 6  # only new facet values: a little more time for ~10% less
@@ -109,10 +113,9 @@ class _Codecs(threading.local):
 
         self.core = compressor(_TRAINED, _CORE_LEVEL)
         self.value = compressor(_RAW, _VALUE_LEVEL)
-        self.unpackers = {
-            FORMAT: zstandard.ZstdDecompressor(dict_data=_RAW, format=_MAGICLESS),
-            CORE_FORMAT: zstandard.ZstdDecompressor(dict_data=_TRAINED, format=_MAGICLESS),
-        }
+        trained = zstandard.ZstdDecompressor(dict_data=_TRAINED, format=_MAGICLESS)
+        self.unpackers = {FORMAT: zstandard.ZstdDecompressor(dict_data=_RAW, format=_MAGICLESS)}
+        self.unpackers.update(dict.fromkeys(_TRAINED_FORMATS, trained))
 
 
 _codecs = _Codecs()
