@@ -202,7 +202,7 @@ class FacetVerdicts:
                 issues.append((name, reasons))
             if stored is None or hashes is None:
                 hashes = None
-            elif kept_inline(stored[1], reasons, stored[3]):
+            elif not stored[0]:  # kept inline (`_facet_value`)
                 hashes[name] = fragment
             else:
                 hashes[name] = stored[0]
@@ -223,7 +223,7 @@ class FacetVerdicts:
         canonical = FLAT.canonical(raw)
         if canonical is not None:  # valid, of a flat schema: no parse, no Python walk of checks
             self.checks += 1
-            return orjson.Fragment(canonical), (), (facet_hash(canonical), canonical, (), kind in _DELETABLE)
+            return orjson.Fragment(canonical), (), _facet_value(canonical, (), kind in _DELETABLE)
         try:
             value = orjson.loads(raw)
             canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -231,11 +231,7 @@ class FacetVerdicts:
             raise _NotLean from None
         self.checks += 1
         reasons = tuple(facet_reasons(value, kind, remember=False))
-        stored = (
-            (facet_hash(canonical), canonical, reasons, kind in _DELETABLE)
-            if isinstance(value, dict)
-            else None
-        )
+        stored = _facet_value(canonical, reasons, kind in _DELETABLE) if isinstance(value, dict) else None
         return orjson.Fragment(canonical), reasons, stored
 
     def _keep(self, key: _Key, verdict: Any) -> None:
@@ -249,6 +245,14 @@ class FacetVerdicts:
     def clear(self) -> None:
         with self._lock:
             self._young, self._old, self._bytes, self._seen = {}, {}, 0, set()
+
+
+def _facet_value(canonical: bytes, reasons: tuple[str, ...], deletable: bool) -> FacetValue:
+    """A facet value's verdict for the store; a value its event's core keeps inline is never
+    stored, and gets no hash (an empty one: hashing those, a run's nominalTime or an output's
+    statistics, was about a tenth of validating an event)."""
+    inline = kept_inline(canonical, reasons, deletable)
+    return ("" if inline else facet_hash(canonical)), canonical, reasons, deletable
 
 
 VERDICTS = FacetVerdicts()
