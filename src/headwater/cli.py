@@ -225,9 +225,13 @@ def ingest(
     either of them gzipped (.gz), or a folder searched for such files. Events go through the same
     validation as HTTP; a summary lists what was rejected and why. Exit status 1 when any event is
     rejected, unless --keep-going.
+
+    An NDJSON file is read a few MB at a time, so files of any size replay in little memory; a
+    .json file is read whole. From 32 MB of files on, events are validated in other processes
+    (one per core but one, up to 4) while this one stores them.
     """
     from headwater.ingest.generic import replay_generic_files
-    from headwater.ingest.replay import replay_files
+    from headwater.ingest.replay import auto_workers, replay_files
     from headwater.store import open_store
 
     settings = command_settings(ctx, database_url=database_url)
@@ -239,7 +243,7 @@ def ingest(
         raise click.ClickException(exc.message) from None
     try:
         replay = replay_generic_files if generic else replay_files
-        summary = replay(store, files, batch_size=batch_size, progress=not quiet)
+        summary = replay(store, files, batch_size=batch_size, progress=not quiet, workers=auto_workers(files))
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     finally:

@@ -150,15 +150,18 @@ def documents_from_json(body: bytes, *, lazy: bool = False) -> tuple[list[Docume
     return [Document(0, value, raw=body)], False
 
 
-def documents_from_ndjson(body: bytes, *, lazy: bool = False) -> list[Document]:
+def documents_from_ndjson(
+    body: bytes, *, lazy: bool = False, first_line: int = 1, first_index: int = 0
+) -> list[Document]:
     """NDJSON: one event per non-blank line; a malformed line fails alone. `lazy`: a line that is
-    well-formed JSON keeps only its bytes (`parsed` False)."""
+    well-formed JSON keeps only its bytes (`parsed` False). A piece of a longer file (whole lines)
+    numbers its lines from `first_line` and its documents from `first_index`."""
     docs: list[Document] = []
-    for line_no, line in enumerate(body.split(b"\n"), start=1):
+    for line_no, line in enumerate(body.split(b"\n"), start=first_line):
         stripped = line.strip()
         if not stripped:
             continue
-        index = len(docs)
+        index = first_index + len(docs)
         found = unparsed_document(index, stripped, f"line {line_no}: ") if lazy else None
         if found is not None:
             docs.append(found)

@@ -75,14 +75,26 @@ def record_generic_stored(
 
 
 def replay_generic_files(
-    store: EventStore, files: list[Path], *, batch_size: int = 1000, progress: bool = True
+    store: EventStore,
+    files: list[Path],
+    *,
+    batch_size: int = 1000,
+    progress: bool = True,
+    workers: int = 0,
 ) -> ReplaySummary:
     """`headwater ingest --generic`: generic events from files, validated as over HTTP."""
     target = generic_store(store)
 
-    def store_batch(documents: Sequence[Document]) -> Sequence[Outcome]:
-        validated = validate_generic_documents(documents)
-        stored = target.append_generic(validated.events, format_ticks(now_ticks()))
-        return record_generic_stored(validated, stored)
+    def append(validated: GenericValidated) -> Sequence[Outcome]:
+        return record_generic_stored(
+            validated, target.append_generic(validated.events, format_ticks(now_ticks()))
+        )
 
-    return replay_documents(files, store_batch, batch_size=batch_size, progress=progress)
+    return replay_documents(
+        files,
+        validate_generic_documents,
+        append,
+        batch_size=batch_size,
+        progress=progress,
+        workers=workers,
+    )
