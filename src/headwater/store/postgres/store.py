@@ -3,6 +3,7 @@ advisory lock so seq follows commit order, each one call of `headwater_append`),
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from headwater.store.event_facets import facet_rows
 from headwater.store.generic_sql import GenericSql
 from headwater.store.sql import SqlEventStore
 
+log = logging.getLogger(__name__)
 # Any constant works; it only has to be the same for every Headwater writer of one database.
 _APPEND_LOCK = 0x4844_5752  # "HDWR"
 # A group commit in one statement, in a transaction of its own (migration 0019): the lock is held
@@ -49,6 +51,24 @@ def _writer_settings(conn: psycopg.Connection[Any]) -> None:
             conn.commit()
         except psycopg.Error:
             conn.rollback()
+
+
+def maintenance_warning(autovacuum: str, track_counts: str, where: str) -> str | None:
+    """What to tell the operator of a server whose autovacuum does not run (off, or without the
+    statistics it needs), or None. Nothing else keeps the planner's statistics and the visibility
+    maps current, and the model's merges lean on both: a job version's run count is an
+    index-only scan once `runs` is vacuumed, a heap scan of every run of the version before (a
+    +1,000-event pass on 1,000,000 events merged in 0.40 s, 0.17 s after `VACUUM (ANALYZE)`)."""
+    if autovacuum == "on" and track_counts == "on":
+        return None
+    return (
+        f"PostgreSQL at {where} runs without autovacuum (autovacuum = {autovacuum}, track_counts = "
+        f"{track_counts}): the pipeline's merges and some reads slow down as the store grows. Turn it "
+        "on, or run VACUUM (ANALYZE) on the database regularly (docs/operations.md)."
+    )
+
+
+_warned: set[str] = set()  # the servers warned about in this process
 
 
 def libpq_url(url: str) -> str:
@@ -92,6 +112,20 @@ class PostgresEventStore(GenericSql, SqlEventStore):
         except PoolTimeout:
             self._pool.close()
             raise StoreUnavailable(f"cannot connect to PostgreSQL at {self._safe_url()}") from None
+        self._check_maintenance()
+
+    def _check_maintenance(self) -> None:
+        """Warn once per process and server when autovacuum does not run (`maintenance_warning`)."""
+        where = self._safe_url()
+        if where in _warned:
+            return
+        _warned.add(where)
+        with self._read_cursor() as cur:
+            cur.execute("SELECT current_setting('autovacuum'), current_setting('track_counts')")
+            row = cur.fetchone()
+        warning = None if row is None else maintenance_warning(str(row[0]), str(row[1]), where)
+        if warning is not None:
+            log.warning("%s", warning)
 
     def _safe_url(self) -> str:
         info = psycopg.conninfo.conninfo_to_dict(self._conninfo)
