@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ import pytest
 
 from headwater.errors import StoreUnavailable
 from headwater.ingest.generic import replay_generic_files
-from headwater.ingest.replay import ReplaySummary, replay_documents, replay_files
+from headwater.ingest.replay import ReplaySummary, auto_workers, replay_documents, replay_files
 from headwater.ingest.service import Outcome, Validated, validate_documents
 from headwater.store import open_store
 from headwater.store.generic import generic_store
@@ -159,3 +162,56 @@ def test_a_file_named_twice_numbers_its_documents_from_its_start_each_time(tmp_p
 
     assert (summary.files, summary.stored, summary.duplicates, summary.rejected) == (2, 25, 25, 4)
     assert [line.split(":")[0] for line in summary.rejections] == [f"{path}#10", f"{path}#18"] * 2
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
+def test_a_killed_command_leaves_no_validating_process_behind(tmp_path: Path) -> None:
+    """`headwater ingest` killed outright (SIGKILL: no cleanup) while its validating process
+    works: that process sees its parent gone and exits, instead of waiting for work forever."""
+    path = tmp_path / "events.ndjson"
+    path.write_text("".join(json.dumps(event) + "\n" for event in _events(200)) * 300)  # 60,000 lines
+    command = [sys.executable, "-m", "headwater", "ingest", "-q", str(path)]
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    assert auto_workers([path]) >= 1  # large enough for the command to start one
+    process = subprocess.Popen([*command, "--database-url", url])
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while not workers and time.monotonic() < deadline and process.poll() is None:
+            workers = {pid for pid in _children(process.pid) if b"spawn_main" in _cmdline(pid)}
+            time.sleep(0.05)
+        assert workers, "no validating process started"
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() and _state(pid) != "Z" for pid in workers):
+        assert time.monotonic() < deadline, "a validating process outlived the command"
+        time.sleep(0.1)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

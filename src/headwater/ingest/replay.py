@@ -15,6 +15,8 @@ from __future__ import annotations
 import gzip
 import multiprocessing
 import os
+import threading
+import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +48,7 @@ PARALLEL_BYTES = (
 )  # `auto_workers`: from this many bytes of files on, other processes validate
 # what reading a file may raise: gone since, not gzip after all or cut short, not JSON
 _UNREADABLE = (OSError, EOFError, zlib.error, HeadwaterError)
+PARENT_CHECK_SECONDS = 0.5  # how often a validating process checks that the command still runs
 _V = TypeVar("_V")
 
 
@@ -202,7 +205,24 @@ def _validators(workers: int) -> AbstractContextManager[Executor | None]:
     if workers < 1:
         return nullcontext()
     # spawned: this process has threads (SQLite's checkpointer) and open connections to leave behind
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_leave_with,
+        initargs=(os.getpid(),),
+    )
+
+
+def _leave_with(parent: int) -> None:
+    """In a validating process: exit once `parent` has gone (killed, it could not say so; the
+    process would wait for work forever, as it holds both ends of its work queue's pipe)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="headwater-parent-watch", daemon=True).start()
 
 
 def _validated(
