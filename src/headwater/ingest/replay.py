@@ -142,9 +142,9 @@ def replay_documents(
     well-formed events unparsed for the lean path. A file that cannot be read, or stops being
     readable, counts as one rejection (the batches read before it stopped are stored)."""
     summary = ReplaySummary()
-    total_bytes = sum(path.stat().st_size for path in files)
+    sizes = [path.stat().st_size for path in files]
     with (
-        tqdm(total=total_bytes, unit="B", unit_scale=True, disable=not progress, desc="ingest") as bar,
+        tqdm(total=sum(sizes), unit="B", unit_scale=True, disable=not progress, desc="ingest") as bar,
         _validators(workers) as pool,
     ):
         waiting: deque[_Batch] = deque()
@@ -189,7 +189,7 @@ def replay_documents(
                     settle_one()
             while waiting:
                 settle_one()
-            bar.update(max(0, path.stat().st_size - done))
+            bar.update(max(0, sizes[number] - done))
     return summary
 
 
