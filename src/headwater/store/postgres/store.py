@@ -120,9 +120,12 @@ class PostgresEventStore(GenericSql, SqlEventStore):
         if where in _warned:
             return
         _warned.add(where)
-        with self._read_cursor() as cur:
-            cur.execute("SELECT current_setting('autovacuum'), current_setting('track_counts')")
-            row = cur.fetchone()
+        try:
+            with self._read_cursor() as cur:
+                cur.execute("SELECT current_setting('autovacuum'), current_setting('track_counts')")
+                row = cur.fetchone()
+        except (StoreUnavailable, psycopg.Error):  # only a warning: the next read will say what is wrong
+            return
         warning = None if row is None else maintenance_warning(str(row[0]), str(row[1]), where)
         if warning is not None:
             log.warning("%s", warning)
