@@ -150,18 +150,16 @@ def documents_from_json(body: bytes, *, lazy: bool = False) -> tuple[list[Docume
     return [Document(0, value, raw=body)], False
 
 
-def documents_from_ndjson(
-    body: bytes, *, lazy: bool = False, first_line: int = 1, first_index: int = 0
-) -> list[Document]:
+def documents_from_ndjson(body: bytes, *, lazy: bool = False, first_line: int = 1) -> list[Document]:
     """NDJSON: one event per non-blank line; a malformed line fails alone. `lazy`: a line that is
     well-formed JSON keeps only its bytes (`parsed` False). A piece of a longer file (whole lines)
-    numbers its lines from `first_line` and its documents from `first_index`."""
+    numbers its lines from `first_line` (its documents still from 0)."""
     docs: list[Document] = []
     for line_no, line in enumerate(body.split(b"\n"), start=first_line):
         stripped = line.strip()
         if not stripped:
             continue
-        index = first_index + len(docs)
+        index = len(docs)
         found = unparsed_document(index, stripped, f"line {line_no}: ") if lazy else None
         if found is not None:
             docs.append(found)
