@@ -332,6 +332,51 @@ def test_ingest_then_events_json_round_trip(tmp_path: Path, database_url: str) -
     )
 
 
+_HUGE = (2**70, -(2**63) - 1, 2**64 - 1, 10**30)  # beyond 64 bits, but 2**64 - 1 (orjson: exact)
+
+
+def _huge_events() -> list[dict[str, Any]]:
+    """Events carrying integers beyond 64 bits in facets of each kind: a run's (kept inline), a
+    job's (stored by hash), an output's, a custom facet's, a flat schema's (outputStatistics)."""
+    docs = []
+    for step, number in enumerate(_HUGE):
+        statistics = facet("OutputStatisticsOutputDatasetFacet", "1-0-2", rowCount=number, size=1)
+        custom = {"_producer": "p", "_schemaURL": "https://example.com/Counter.json", "n": [number, 1.5]}
+        doc = run_event(
+            event_type="COMPLETE",
+            event_time=f"2024-05-01T10:0{step}:00.000Z",
+            outputs=[
+                {"namespace": "s3://b", "name": "out", "outputFacets": {"outputStatistics": statistics}}
+            ],
+            run_facets={"counter": custom},
+        )
+        doc["job"]["facets"] = {"counter": {**custom, "big": [number] * 200}}
+        docs.append(doc)
+    return docs
+
+
+@pytest.mark.parametrize("form", ["ndjson", "array"])
+def test_integers_beyond_64_bits_come_back_as_they_were_sent(
+    tmp_path: Path, database_url: str, form: str
+) -> None:
+    """orjson reads such an integer as a float; the event must still come back equal as JSON,
+    and the same bytes sent again are the same event."""
+    docs = _huge_events()
+    lines = [json.dumps(d).encode() for d in docs]
+    path = tmp_path / f"events.{'ndjson' if form == 'ndjson' else 'json'}"
+    path.write_bytes(b"\n".join(lines) if form == "ndjson" else b"[" + b",".join(lines) + b"]")
+    env = {"HEADWATER_DATABASE_URL": database_url}
+    for _ in range(2):  # the second time: the same events, none stored again
+        result = CliRunner().invoke(main, ["ingest", "-q", str(path)], env=env, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    listed = CliRunner().invoke(main, ["events", "--json", "--limit", "100"], env=env, catch_exceptions=False)
+    got = json.loads(listed.output)
+    assert sorted(json.dumps(e, sort_keys=True) for e in got) == sorted(
+        json.dumps(d, sort_keys=True) for d in docs
+    )
+    assert {e["run"]["facets"]["counter"]["n"][0] for e in got} == set(_HUGE)
+
+
 def test_db_upgrade_converts_the_events_of_an_older_store(database_url: str, store: EventStore) -> None:
     docs = _events(runs=1)
     _store_whole(store, docs)

@@ -1,7 +1,7 @@
 """The lean path of event validation: a RunEvent's core decoded by compiled msgspec structs straight
 from its bytes, its facets left as raw bytes and judged once per distinct value.
 
-`validate_raw` returns the same `Event` as `validate_event(orjson.loads(raw), raw)` — same eventId,
+`validate_raw` returns the same `Event` as `validate_event(decode.loads(raw), raw)` — same eventId,
 identities, warnings and untrusted facets — or None for any event it cannot vouch for: another
 kind of event, a field it does not know, a run id that is not a UUID, anything invalid. Those go
 to `validate_event`, which has the final say and writes every message. The lean path never
@@ -37,6 +37,7 @@ from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schem
 Facets = Raw  # a facets container, kept as its bytes (`FacetVerdicts.container` reads it)
 _DELETABLE = frozenset({"job", "dataset"})
 _CONTAINER = msgspec.json.Decoder(dict[str, Raw])
+_EXACT = msgspec.json.Decoder()
 
 
 class _Run(Struct, forbid_unknown_fields=True, gc=False):
@@ -225,10 +226,10 @@ class FacetVerdicts:
             self.checks += 1
             return orjson.Fragment(canonical), (), _facet_value(canonical, (), kind in _DELETABLE)
         try:
-            value = orjson.loads(raw)
+            value = _EXACT.decode(raw)  # an integer beyond 64 bits stays one (orjson: a float)
             canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except (orjson.JSONDecodeError, TypeError):  # 64-bit overflow and the like: the full path
-            raise _NotLean from None
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError, TypeError):
+            raise _NotLean from None  # such an integer (orjson cannot write it) and the like: the full path
         self.checks += 1
         reasons = tuple(facet_reasons(value, kind, remember=False))
         stored = _facet_value(canonical, reasons, kind in _DELETABLE) if isinstance(value, dict) else None
