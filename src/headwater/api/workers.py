@@ -1,5 +1,6 @@
 """`headwater serve --workers N`: N server processes, each accepting connections on a socket of its
-own, bound with SO_REUSEPORT to the same address, so that the kernel spreads connections among them.
+own, bound with SO_REUSEPORT to the same address, so that the kernel spreads connections among them;
+a worker passes a connection it accepts to one that holds fewer (`headwater.api.balance`).
 
 uvicorn's own supervisor binds one socket and every worker accepts on it; the worker that wakes
 first takes every connection waiting, so a client opening its connections at once (a producer's
@@ -11,6 +12,8 @@ controls. Without SO_REUSEPORT (not Linux or BSD) `serve` uses uvicorn's.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import multiprocessing
 import signal
@@ -22,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from headwater.api.balance import Balance, CountedProtocol
 from headwater.ingest import metrics_shared
 
 log = logging.getLogger(__name__)
@@ -48,22 +52,45 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _worker(options: dict[str, Any], metrics_folder: Path) -> None:
-    """One server process: uvicorn on a socket of its own (runs in a spawned process), its
-    metrics shared with the other workers'."""
+def _worker(options: dict[str, Any], metrics_folder: Path, balance: Balance, number: int) -> None:
+    """Worker `number`: uvicorn on a socket of its own (runs in a spawned process), its metrics
+    shared with the other workers', its open connections kept even with theirs (`balance`)."""
     import uvicorn
 
-    config = uvicorn.Config(**options)
+    config = uvicorn.Config(**{**options, "http": "headwater.api.balance:protocol"})
     try:
         sock = reuse_port_socket(config.host, config.port)
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", config.host, config.port, exc)
         raise SystemExit(1) from None
+    balance.serve(number)
     metrics_shared.share(metrics_folder)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        _balanced_server(config, balance).run(sockets=[sock])
     finally:
         metrics_shared.stop_sharing()
+
+
+def _balanced_server(config: Any, balance: Balance) -> Any:
+    """uvicorn's server, also serving the connections other workers pass this one."""
+    import uvicorn
+
+    class BalancedServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            protocol = functools.partial(
+                CountedProtocol,
+                config=self.config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+            )
+            balance.receive(asyncio.get_running_loop(), protocol)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            balance.stop()
+            await super().shutdown(sockets)
+
+    return BalancedServer(config)
 
 
 def run_workers(workers: int, options: dict[str, Any]) -> int:
@@ -80,13 +107,14 @@ def run_workers(workers: int, options: dict[str, Any]) -> int:
 
 def _supervise(workers: int, options: dict[str, Any], metrics_folder: Path) -> int:
     context = multiprocessing.get_context("spawn")
+    balance = Balance(workers, metrics_folder, context)
     stopping = False
     running: dict[int, tuple[BaseProcess, float]] = {}  # worker number → (process, started)
     failed: list[int] = []
 
     def start(number: int) -> None:
         process = context.Process(
-            target=_worker, args=(options, metrics_folder), name=f"headwater-worker-{number}"
+            target=_worker, args=(options, metrics_folder, balance, number), name=f"headwater-worker-{number}"
         )
         process.start()
         running[number] = (process, time.monotonic())
@@ -112,6 +140,7 @@ def _supervise(workers: int, options: dict[str, Any], metrics_folder: Path) -> i
                 if process.exitcode is None:
                     continue
                 del running[number]
+                balance.gone(number)
                 if stopping:
                     continue
                 served = time.monotonic() - started
