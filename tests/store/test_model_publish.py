@@ -229,3 +229,18 @@ def _publish(store: EventStore, low: int, high: int) -> None:
     prepare_staging(store)
     stage_by_hand(store, [("namespaces", ("etl", DAY.format(1), DAY.format(1)))])
     merge_facts(store, low, high)
+
+
+_AWKWARD = ["", '"', 'a "quoted", value', "two\nlines\r\n", "back\\slash \\N", "\\.", "tab\there", "é😀", " "]
+
+
+def test_staged_text_arrives_as_the_pipeline_wrote_it(store: EventStore) -> None:
+    """Empty text is not NULL, and quotes, separators, line ends, backslashes and COPY's own
+    markers arrive unchanged (PostgreSQL: written as CSV by Arrow and COPYed)."""
+    rows = [("facet_values", (f"h{i}", value)) for i, value in enumerate(_AWKWARD)] + [
+        ("facet_values", ("null", None))
+    ]
+    prepare_staging(store)
+    stage_by_hand(store, rows[:4], rows[4:])
+    got = dict(model_rows(store, "SELECT hash, value FROM stage_facet_values"))
+    assert got == {f"h{i}": value for i, value in enumerate(_AWKWARD)} | {"null": None}

@@ -12,16 +12,18 @@ chunks (`StagingTarget.collect`).
 
 from __future__ import annotations
 
+import io
 import shutil
 import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from headwater.store.base import EventStore
 from headwater.store.model import history
@@ -76,11 +78,10 @@ class StagingTarget:
 
     def write(self, batches: Iterable[pa.RecordBatch]) -> None:
         """On an executor: stage one partition's tagged rows (batches shaped like TAGGED)."""
-        rows = table_rows(batches)
         if self.folder is None:
-            _copy_partition(self.url, rows)
+            _copy_partition(self.url, batches)
         else:
-            _sqlite_partition(self.folder, rows)
+            _sqlite_partition(self.folder, table_rows(batches))
 
     def collect(self, store: EventStore) -> None:
         """In the driver, once every executor has written: SQLite copies the executors' files
@@ -94,29 +95,42 @@ def staging_target(store: EventStore) -> StagingTarget:
     return StagingTarget(store.url, str(staging_folder(store)) if is_sqlite_url(store.url) else None)
 
 
-def table_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[Rows]:
-    """(table, rows) from Arrow batches shaped like TAGGED, one pair per run of a table's rows in
-    a batch, its values read column by column."""
+def table_slices(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """(table, its rows' values) from Arrow batches shaped like TAGGED: one pair per run of a
+    table's rows in a batch, with as many value columns as the table has; no row goes through
+    Python."""
     for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        runs = pc.run_end_encode(batch.column(0))
         start = 0
-        for name, run in groupby(batch.column(0).to_pylist()):
-            count = sum(1 for _ in run)
-            part = batch.slice(start, count)
+        for name, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
             width = len(TABLES[name].staged)
-            yield name, list(zip(*[part.column(1 + i).to_pylist() for i in range(width)], strict=True))
-            start += count
+            yield name, batch.slice(start, end - start).select(list(range(1, 1 + width)))
+            start = end
 
 
-def _copy_partition(url: str, rows: Iterable[Rows]) -> None:
-    """An executor's share of a PostgreSQL stage: COPY its rows, table by table, then commit."""
+def table_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[Rows]:
+    """(table, rows) from Arrow batches shaped like TAGGED (`table_slices`), as Python tuples."""
+    for name, part in table_slices(batches):
+        yield name, list(zip(*[column.to_pylist() for column in part.columns], strict=True))
+
+
+def _copy_partition(url: str, batches: Iterable[pa.RecordBatch]) -> None:
+    """An executor's share of a PostgreSQL stage: each table's rows written by Arrow as CSV (a
+    value quoted, NULL empty) and COPYed, then one commit. (`bench/staging.py`: 0.17 µs of CPU a
+    row, against 1.08 row by row through Python and psycopg's `write_row`.)"""
     conn = connect(url)
+    options = pa_csv.WriteOptions(include_header=False)
     try:
         with conn.cursor() as cur:
-            for table, chunk in rows:
+            for table, part in table_slices(batches):
                 spec = TABLES[table]
-                with cur.copy(f"COPY {spec.stage} ({', '.join(spec.staged)}) FROM STDIN") as copy:
-                    for values in chunk:
-                        copy.write_row(values)
+                data = io.BytesIO()
+                pa_csv.write_csv(part, data, options)
+                columns = ", ".join(spec.staged)
+                with cur.copy(f"COPY {spec.stage} ({columns}) FROM STDIN (FORMAT csv)") as copy:
+                    copy.write(data.getbuffer())
         conn.commit()
     finally:
         conn.close()
