@@ -32,15 +32,36 @@ class InForceQuery:
     after: list[Any]
 
 
-def _in_force_hash(table: str, node: str, name: str, as_of: str | None) -> tuple[str, list[Any]]:
-    """A scalar subquery: the value hash of the assertion in force for (node, name) now or at
-    `as_of`; NULL when there is none or it is a deletion."""
-    bound, params = ("AND f.valid_from <= ? ", [as_of]) if as_of is not None else ("", [])
+def in_force(
+    table: str,
+    node: str,
+    name: str,
+    *,
+    at: str | None = None,
+    before_seq: str | None = None,
+    deleted: str = "NULL",
+) -> str:
+    """A scalar subquery: the value hash of the assertion of facet `name` of node `node` (SQL
+    expressions) in force now, or at time `at` (an SQL expression), or with `before_seq` just
+    before the assertion (`at`, `before_seq`); NULL when none is, `deleted` when it is a deletion.
+    Every reader of the history and the merge's late check ask it this way."""
+    bound = ""
+    if at is not None:
+        bound = f"AND f.valid_from <= {at} "
+        if before_seq is not None:
+            bound += f"AND NOT (f.valid_from = {at} AND f.seq >= {before_seq}) "
     return (
-        f"(SELECT CASE WHEN f.deleted = 0 THEN f.value_hash END FROM {table} f "
+        f"(SELECT CASE WHEN f.deleted = 0 THEN f.value_hash ELSE {deleted} END FROM {table} f "
         f"WHERE f.node_id = {node} AND f.name = {name} {bound}"
         "ORDER BY f.valid_from DESC, f.seq DESC LIMIT 1)"
-    ), params
+    )
+
+
+def _in_force_hash(table: str, node: str, name: str, as_of: str | None) -> tuple[str, list[Any]]:
+    """`in_force` now or at the parameter `as_of`, and the parameters it takes."""
+    if as_of is None:
+        return in_force(table, node, name), []
+    return in_force(table, node, name, at="?"), [as_of]
 
 
 def facet_in_force(

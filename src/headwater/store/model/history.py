@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from headwater.store.base import EventStore
+from headwater.store.in_force_sql import in_force
 from headwater.store.model.dialect import Dialect
 from headwater.store.model.tables import FACT_TABLES, TABLES, Table
 
@@ -147,15 +148,11 @@ def _late_windows(name: str, stage: str) -> str:
         "AND f.valid_from >= s.valid_from AND NOT (f.valid_from = s.valid_from AND f.seq <= s.seq) "
         "ORDER BY f.valid_from, f.seq LIMIT 1)"
     )
-    in_force = (  # '' for a deletion; NULL when no stored row comes before
-        f"(SELECT CASE WHEN f.deleted = 0 THEN f.value_hash ELSE '' END FROM {name} f "
-        "WHERE f.node_id = s.node_id AND f.name = s.name AND f.valid_from <= s.valid_from "
-        "AND NOT (f.valid_from = s.valid_from AND f.seq >= s.seq) "
-        "ORDER BY f.valid_from DESC, f.seq DESC LIMIT 1)"
-    )
+    # the value in force just before the staged assertion: '' for a deletion, NULL for none
+    before = in_force(name, "s.node_id", "s.name", at="s.valid_from", before_seq="s.seq", deleted="''")
     rows = (
         f"SELECT s.node_id, s.name, s.valid_from, s.value_hash, s.deleted, {following} AS next_from, "
-        f"{in_force} AS prev_value FROM {stage} s JOIN ({_late_pairs(name, stage)}) l "
+        f"{before} AS prev_value FROM {stage} s JOIN ({_late_pairs(name, stage)}) l "
         "ON l.node_id = s.node_id AND l.name = s.name"
     )
     return (
