@@ -222,8 +222,8 @@ class Settings:
     workers: int = _setting(
         0,
         "HTTP server processes (0: one per core, at most 4). Ingest is CPU-bound Python, one core a "
-        "process; each has its own group-commit writer (and Kafka consumer when enabled), and "
-        "/metrics shows the sum of all of them.",
+        "process; each has its own group-commit writer (and Kafka consumer when enabled), open "
+        "connections are kept even across them, and /metrics shows the sum of all of them.",
         _processes,
     )
     kafka_enabled: bool = _setting(
