@@ -244,3 +244,41 @@ def test_staged_text_arrives_as_the_pipeline_wrote_it(store: EventStore) -> None
     stage_by_hand(store, rows[:4], rows[4:])
     got = dict(model_rows(store, "SELECT hash, value FROM stage_facet_values"))
     assert got == {f"h{i}": value for i, value in enumerate(_AWKWARD)} | {"null": None}
+
+
+def _run(run_id: str, version: str, started: str) -> tuple[str, tuple[object, ...]]:
+    """A run's staged row (`runs`' columns), of job etl.load at `version`, started and ended at once."""
+    times = (started, started, started)
+    return (
+        "runs",
+        (run_id, "job:etl:load", "COMPLETE", *times, 0, None, None, None, run_id, version, *times[:2], 1, 1),
+    )
+
+
+def _versions(store: EventStore) -> list[tuple[object, ...]]:
+    """(version, created_at, updated_at, run_count) of each job version; each count checked."""
+    rows = model_rows(store, "SELECT version_id, created_at, updated_at, run_count FROM job_versions")
+    count = "SELECT COUNT(*) FROM runs r WHERE r.job_version = v.version_id"
+    assert [(row[0], row[3]) for row in rows] == model_rows(
+        store, f"SELECT v.version_id, ({count}) FROM job_versions v"
+    )
+    return rows
+
+
+def test_job_versions_count_the_runs_that_join_and_leave_them(store: EventStore) -> None:
+    version = [("job_versions", (v, "job:etl:load", None, None)) for v in ("v1", "v2")]
+    day = [DAY.format(i) for i in range(7)]
+    prepare_staging(store)
+    stage_by_hand(store, [version[0], _run("r1", "v1", day[2]), _run("r2", "v1", day[3])])
+    merge_facts(store, 0, 2)
+    assert _versions(store) == [("v1", day[2], day[3], 2)]
+    # r2 moves to v2 (its later events changed the job), r3 is new there
+    stage_by_hand(store, [version[1], _run("r2", "v2", day[4]), _run("r3", "v2", day[5])])
+    merge_facts(store, 2, 4)
+    assert _versions(store) == [("v1", day[2], day[2], 1), ("v2", day[4], day[5], 2)]
+    stage_by_hand(store, [_run("r3", "v2", day[6])])  # a run merged again stays counted once
+    merge_facts(store, 4, 5)
+    assert _versions(store) == [("v1", day[2], day[2], 1), ("v2", day[4], day[6], 2)]
+    stage_by_hand(store, [_run("r1", "v2", day[1])])  # v1's last run leaves it: v1 goes
+    merge_facts(store, 5, 6)
+    assert _versions(store) == [("v2", day[1], day[6], 3)]

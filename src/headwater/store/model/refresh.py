@@ -11,6 +11,7 @@ from headwater.store.base import EventStore
 from headwater.store.model import checkpoint
 from headwater.store.model.dialect import dialect_of
 from headwater.store.model.merge import clear_staged, merge_staged
+from headwater.store.model.staging import VERSION_RUNS
 from headwater.store.model.tables import RUN_SCOPED
 from headwater.store.retention_sql import DOOMED
 
@@ -158,8 +159,8 @@ def _forget(cur: Any) -> None:
     """D's runs, facet assertions and keyed rows leave the model; the staged rows of R that are
     counted (element nodes and edges) are kept only for D's keys."""
     runs = f"SELECT run_id FROM {_key_table('runs')}"
-    cur.execute(
-        "INSERT INTO stage_touched_versions SELECT job_version FROM runs "
+    cur.execute(  # each forgotten run leaves its job version
+        f"INSERT INTO {VERSION_RUNS} SELECT job_version, -1 FROM runs "
         f"WHERE job_version IS NOT NULL AND run_id IN ({runs})"
     )
     cur.execute(

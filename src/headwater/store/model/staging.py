@@ -36,7 +36,13 @@ from headwater.store.model.tables import TABLES
 WIDTH = max(len(table.staged) for table in TABLES.values())
 TAGGED = pa.schema([("table", pa.string()), *[(f"v{i}", pa.string()) for i in range(WIDTH)]])
 Rows = tuple[str, list[tuple[Any, ...]]]  # a table's name and some of its rows
-SCRATCH = ("stage_touched_versions", "stage_touched_dataset_versions")
+# (job version, +1 or -1) for each run that joined or left a version in a merge (0: touched)
+VERSION_RUNS = "stage_version_runs"
+# the merge's scratch tables: those job versions, and the dataset versions touched
+SCRATCH = {
+    VERSION_RUNS: "version_id TEXT, delta INTEGER",
+    "stage_touched_dataset_versions": "version_id TEXT",
+}
 
 
 def staging_folder(store: EventStore) -> Path:
@@ -60,8 +66,9 @@ def prepare_staging(store: EventStore) -> None:
                 f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {table.stage} AS "
                 f"SELECT {', '.join(table.columns)}{extra} FROM {table.name} {dialect.no_rows}"
             )
-        for scratch in SCRATCH:
-            cur.execute(f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {scratch} (version_id TEXT)")
+        cur.execute("DROP TABLE IF EXISTS stage_touched_versions")  # before stage_version_runs
+        for scratch, columns in SCRATCH.items():
+            cur.execute(f"CREATE {dialect.unlogged}TABLE IF NOT EXISTS {scratch} ({columns})")
         history.create_scratch(cur, dialect)
         scratch_tables = list(SCRATCH) + list(history.SCRATCH)
         for statement in dialect.emptying([table.stage for table in TABLES.values()] + scratch_tables):
