@@ -178,7 +178,7 @@ FACT_TABLES: tuple[Table, ...] = (
         ("run_id", "direction", "node_id", "name"),
         new_rows=True,
     ),
-    # recounted from the runs by every merge that touches a version (merge._recount_job_versions)
+    # counts kept by every merge as runs join or leave a version (merge._recount_job_versions)
     Table(
         "job_versions",
         ("version_id", "node_id", "source_code_location", "sql"),
