@@ -25,7 +25,7 @@ LARGE_BATCH = 20_000  # events from which a batch's staging is emptied as large 
 
 
 def merge_facts(store: EventStore, checkpoint_from: int, checkpoint_to: int) -> bool:
-    """One transaction: staged facts → model, job versions recounted, checkpoint advanced.
+    """One transaction: staged facts → model, job versions' counts moved, checkpoint advanced.
 
     Returns whether the graph's inputs changed (a job's current version, a new job version's
     inputs or outputs, a parent job, a symlink). When they did not and the graph was current, the
@@ -80,7 +80,7 @@ def _merge_table(store: EventStore, cur: Any, table: Table, *, new_rows: bool) -
 
 def merge_staged(store: EventStore, cur: Any, *, new_rows: bool = False) -> bool:
     """Inside the caller's transaction: the staged facts merged into the model by each table's
-    rule, job and dataset versions recounted, browse ids for new datasets and jobs. Returns
+    rule, job and dataset versions brought up to date, browse ids for new datasets and jobs. Returns
     whether the graph's inputs changed. `new_rows`: the staged rows are a batch's, never merged
     before (`_merge_table`)."""
     dialect = dialect_of(store)
