@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+import msgspec
 import orjson
 
 from headwater.cli_options import database_option
@@ -145,7 +146,8 @@ def events(
 
     stored = [e for e in _read(ctx, database_url, newest) if e.kind != "generic"]
     if as_json:
-        _echo_json([orjson.Fragment(e.payload) for e in stored])  # as stored: every number as sent
+        # indented from the stored text, never parsed into Python: every number stays as sent
+        click.echo(msgspec.json.format("[" + ",".join(e.payload for e in stored) + "]", indent=2))
         return
     for e in stored:
         subject = (
