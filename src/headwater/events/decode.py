@@ -59,7 +59,7 @@ class MalformedJSON(BadRequest):
     """A body or line that is not JSON; the message gives the line, column and character."""
 
 
-_EXACT = msgspec.json.Decoder()
+EXACT_JSON = msgspec.json.Decoder()  # any JSON value, every integer exact whatever its size
 
 
 def loads(data: bytes | str) -> Any:
@@ -67,7 +67,7 @@ def loads(data: bytes | str) -> Any:
     where orjson (3.13) reads it as a float and the event would not come back as it was sent.
     Malformed JSON is explained by orjson's message, which names the line, column and character."""
     try:
-        return _EXACT.decode(data)
+        return EXACT_JSON.decode(data)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         pass
     try:

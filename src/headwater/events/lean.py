@@ -26,6 +26,7 @@ import msgspec
 import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
+from headwater.events.decode import EXACT_JSON
 from headwater.events.facet_refs import FacetValue, facet_hash, kept_inline
 from headwater.events.facets import FacetKind, facet_path, facet_reasons
 from headwater.events.flat_facets import FLAT
@@ -37,7 +38,6 @@ from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schem
 Facets = Raw  # a facets container, kept as its bytes (`FacetVerdicts.container` reads it)
 _DELETABLE = frozenset({"job", "dataset"})
 _CONTAINER = msgspec.json.Decoder(dict[str, Raw])
-_EXACT = msgspec.json.Decoder()
 
 
 class _Run(Struct, forbid_unknown_fields=True, gc=False):
@@ -226,7 +226,7 @@ class FacetVerdicts:
             self.checks += 1
             return orjson.Fragment(canonical), (), _facet_value(canonical, (), kind in _DELETABLE)
         try:
-            value = _EXACT.decode(raw)  # an integer beyond 64 bits stays one (orjson: a float)
+            value = EXACT_JSON.decode(raw)  # an integer beyond 64 bits stays one (orjson: a float)
             canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except (msgspec.DecodeError, RecursionError, UnicodeDecodeError, TypeError):
             raise _NotLean from None  # such an integer (orjson cannot write it) and the like: the full path

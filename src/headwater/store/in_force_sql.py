@@ -44,7 +44,7 @@ def in_force(
     """A scalar subquery: the value hash of the assertion of facet `name` of node `node` (SQL
     expressions) in force now, or at time `at` (an SQL expression), or with `before_seq` just
     before the assertion (`at`, `before_seq`); NULL when none is, `deleted` when it is a deletion.
-    Every reader of the history and the merge's late check ask it this way."""
+    Every reader of the history, and the merge's late check, asks it this way."""
     bound = ""
     if at is not None:
         bound = f"AND f.valid_from <= {at} "
