@@ -201,23 +201,38 @@ def test_rebuild_from_the_command_line_recomputes_the_model(
     assert run_ids == {row[0] for row in query(store, "SELECT run_id FROM runs")}
 
 
+def _kill_after_a_commit(store: EventStore, process: subprocess.Popen[bytes], wait: float) -> bool:
+    """SIGKILL `process` `wait` seconds after its first committed batch moved the checkpoint, while
+    it works on the next ones; True when the kill left events out of the model. Led by the
+    pipeline's progress, not by the clock: a fast machine finishes a whole pass in any fixed delay."""
+    start, _ = read_state(store)
+    while process.poll() is None:
+        if read_state(store)[0] > start:
+            time.sleep(wait)
+            if process.poll() is not None:
+                return False
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return read_state(store)[0] < store.last_seq()
+        time.sleep(0.02)
+    return False
+
+
 def test_sigkilled_runs_then_a_rerun_build_the_uninterrupted_model(
     spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
 ) -> None:
-    ingest(store, demo)
     rng = random.Random(3)
     kills = 0
-    for _ in range(3):
-        process = _run_cli(store.url, "--batch-events", "120")
-        time.sleep(rng.uniform(10, 25))
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            kills += 1
+    third = len(demo) // 3
+    for part in (demo[:third], demo[third : 2 * third], demo[2 * third :]):
+        ingest(store, part)
+        process = _run_cli(store.url, "--batch-events", "15")
+        kills += _kill_after_a_commit(store, process, rng.uniform(0.0, 0.25))
         process.wait()
-    finished = _run_cli(store.url, "--batch-events", "120")
+    assert kills >= 2, "the runs ended before they could be killed mid-pass"
+    finished = _run_cli(store.url, "--batch-events", "15")
     output, _ = finished.communicate(timeout=600)
     assert finished.returncode == 0, output.decode()[-3000:]
-    assert kills >= 1
     after_kills = model_rows(store)
     Pipeline(spark, store, dogfood=False).rebuild()
     assert model_rows(store) == after_kills
