@@ -6,6 +6,8 @@ instead of starting Spark, and a one-off pass never stops the continuous pipelin
 
 from __future__ import annotations
 
+import os
+import select
 import subprocess
 import sys
 import threading
@@ -165,6 +167,22 @@ def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
     assert seen["ends"] and seen["state"] == [(checkpoint + 1,) * 2]
 
 
+def _stderr_until(process: subprocess.Popen[bytes], text: str, seconds: float) -> str:
+    """What `process` writes to stderr until it holds `text` (or by the deadline, or its end),
+    read unbuffered so that nothing waits in a buffer select cannot see."""
+    assert process.stderr is not None
+    fd = process.stderr.fileno()
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while text.encode() not in seen and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.2)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode()
+
+
 def test_a_one_off_run_waits_for_the_continuous_pipeline_whose_passes_wait_for_a_one_off(
     spark: SparkSession, store: EventStore
 ) -> None:
@@ -176,14 +194,20 @@ def test_a_one_off_run_waits_for_the_continuous_pipeline_whose_passes_wait_for_a
         with pytest.raises(PipelineBusy, match="continuous Headwater pipeline is running"):
             Pipeline(spark, store, dogfood=False).continuous(1.0)
 
-        _new_job(store, "while_up", 1)
-        newest = store.last_seq()
         one_off = [sys.executable, "-m", "headwater", "pipeline", "run", "-q", "--database-url", store.url]
-        done = subprocess.run(one_off, capture_output=True, text=True, timeout=240)
-        assert done.returncode == 0, done.stderr
-        assert f"waiting for it to publish up to seq {newest}" in done.stderr
-        assert "published by the pipeline running on this store" in done.stdout
-        assert "starting Spark" not in done.stderr, "it started no Spark of its own"
+        # The continuous pipeline's passes wait while the test holds the lock, so the new event
+        # is still unpublished when the one-off starts, however fast either is.
+        with pipeline_lock(store):
+            _new_job(store, "while_up", 1)
+            newest = store.last_seq()
+            process = subprocess.Popen(one_off, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            first = _stderr_until(process, "waiting for it to publish", 120)
+        out, rest = process.communicate(timeout=240)
+        errors = first + rest.decode()
+        assert process.returncode == 0, errors
+        assert f"waiting for it to publish up to seq {newest}" in first, errors
+        assert "published by the pipeline running on this store" in out.decode()
+        assert "starting Spark" not in errors, "it started no Spark of its own"
         assert read_state(store)[0] >= newest
 
         # a one-off pass holds the lock (as one started before the continuous pipeline would):
