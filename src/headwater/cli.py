@@ -572,7 +572,7 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     import subprocess
     import threading
 
-    from headwater.pipeline.session import run_in_background
+    from headwater.pipeline.session import run_in_background, stop_spark
 
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
@@ -602,7 +602,7 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     finally:
         server.terminate()
         server.wait(timeout=15)
-        spark.stop()
+        stop_spark(spark)
         store.close()
     if died.is_set():
         sys.exit(1)

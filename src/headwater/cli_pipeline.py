@@ -150,7 +150,7 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
     When a pipeline already runs on the store (`headwater up`'s, or a continuous one), a one-off
     run waits for it to publish the events stored now instead of starting Spark.
     """
-    from headwater.pipeline.session import one_off_jvm_options, run_in_background
+    from headwater.pipeline.session import one_off_jvm_options, run_in_background, stop_spark
     from headwater.store import model
 
     settings = command_settings(ctx, **options)
@@ -186,7 +186,7 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     finally:
-        spark.stop()
+        stop_spark(spark)
         store.close()
 
 
@@ -196,7 +196,7 @@ def pipeline_run(ctx: click.Context, /, continuous: bool, quiet: bool, **options
 @click.pass_context
 def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None:
     """Empty the lineage model and recompute it from every stored event."""
-    from headwater.pipeline.session import one_off_jvm_options
+    from headwater.pipeline.session import one_off_jvm_options, stop_spark
 
     settings = command_settings(ctx, **options)
     setup_logging(settings.log_level)
@@ -208,7 +208,7 @@ def pipeline_rebuild(ctx: click.Context, /, quiet: bool, **options: Any) -> None
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     finally:
-        spark.stop()
+        stop_spark(spark)
         store.close()
 
 

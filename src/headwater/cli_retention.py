@@ -56,6 +56,7 @@ def retention(ctx: click.Context, /, older_than: float | None, dry_run: bool, **
     model starts Spark. `headwater up` applies the retention_days setting once a day.
     """
     from headwater.pipeline.retention import apply_retention, cutoff_for
+    from headwater.pipeline.session import stop_spark
     from headwater.store import open_store
 
     settings = command_settings(ctx, **options)
@@ -76,7 +77,7 @@ def retention(ctx: click.Context, /, older_than: float | None, dry_run: bool, **
         finally:
             store.close()
             for pipeline_store, spark, _ in opened:
-                spark.stop()
+                stop_spark(spark)
                 pipeline_store.close()
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None

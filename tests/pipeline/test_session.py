@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -22,6 +24,7 @@ from headwater.pipeline.session import (
     one_off_jvm_options,
 )
 from headwater.store import open_store
+from tests.conftest import REPO
 
 
 def test_the_machine_has_a_java_17_or_newer() -> None:
@@ -89,3 +92,33 @@ def test_column_functions_reach_the_jvm_in_one_round_trip(
     assert sent and not [c for c in sent if c.startswith("r\n")]  # no reflection: calls only
     monkeypatch.undo()
     assert [r[0] for r in spark.range(2).select(column).collect()] == ["zero", "n1"]
+
+
+_STOP_SCRIPT = """
+import socket, sys, threading, time
+from headwater.pipeline.session import spark_session, stop_spark
+spark = spark_session("local[1]", driver_memory="512m")
+context = spark.sparkContext
+port = context._accumulatorServer.server_address[1]
+assert spark.range(3).count() == 3
+stop_spark(spark)
+assert context._jsc is None, "the JVM's SparkContext is stopped"
+threads = [t for t in threading.enumerate() if t.name == "accumulator-server-stop"]
+deadline = time.monotonic() + 30
+while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+    time.sleep(0.05)
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    print("listening")
+except OSError:
+    print("closed" if threads and not any(t.is_alive() for t in threads) else "unstopped")
+"""
+
+
+def test_spark_stops_without_waiting_for_its_accumulator_server_which_stops_after() -> None:
+    # In a process of its own: the session fixture's Spark stays up for the other tests.
+    done = subprocess.run(
+        [sys.executable, "-c", _STOP_SCRIPT], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "closed"

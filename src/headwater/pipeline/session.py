@@ -155,6 +155,23 @@ def spark_session(
     return spark
 
 
+def stop_spark(spark: SparkSession) -> None:
+    """Stop Spark as `spark.stop()` does, without waiting for PySpark's accumulator server to wind
+    down: its request handler looks for the stop once a second and its loop every half second,
+    so `stop()` waited 0.5-1.5 s for it (0.76 s of a one-off `pipeline run` of 9.5 s, py-spy).
+    The JVM's SparkContext stops first, as in `stop()`; the server, on a daemon thread, is then
+    shut down in the background, which a process about to exit does not wait for."""
+    import threading
+
+    context = spark.sparkContext
+    server = getattr(context, "_accumulatorServer", None)
+    if server is not None:
+        context._accumulatorServer = None  # type: ignore[assignment]
+    spark.stop()
+    if server is not None:
+        threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
+
+
 # PySpark finds the JVM method behind each column function (`F.col`, `F.when`, …) anew at every
 # call, in two round trips to the JVM (the class, then the method) before the call itself, and
 # the same for the helper that turns a list of columns into a Scala one: 2,600 of the ~7,900
