@@ -94,6 +94,28 @@ def test_column_functions_reach_the_jvm_in_one_round_trip(
     assert [r[0] for r in spark.range(2).select(column).collect()] == ["zero", "n1"]
 
 
+def test_columns_named_by_strings_and_lambdas_reach_the_jvm_without_lookups(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a column named by a string goes through `functions.col`, a lambda through PythonSQLUtils
+    def named() -> list[Column]:
+        return [F.coalesce("id", F.lit(5)), F.filter(F.array("id", "id"), lambda x: x > 0)]
+
+    named()
+    sent: list[str] = []
+    send = ClientServerConnection.send_command
+
+    def counted(self: ClientServerConnection, command: str) -> str:
+        sent.append(command)
+        return send(self, command)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+    columns = named()
+    assert sent and not [c for c in sent if c.startswith("r\n")]
+    monkeypatch.undo()
+    assert [tuple(r) for r in spark.range(2).select(*columns).collect()] == [(0, []), (1, [1, 1])]
+
+
 _STOP_SCRIPT = """
 import socket, sys, threading, time
 from headwater.pipeline.session import spark_session, stop_spark
