@@ -16,6 +16,8 @@ from headwater.ingest import metrics
 from headwater.store import EventStore, open_store
 from tests.factories import facet, run_event
 
+JSON = {"content-type": "application/json"}
+
 
 def test_one_event_is_stored_and_answered_with_its_event_id(client: TestClient, store: EventStore) -> None:
     response = client.post("/api/v1/lineage", json=run_event())
@@ -93,6 +95,33 @@ def test_ndjson_with_a_malformed_line_stores_the_rest(client: TestClient, store:
     assert [r["status"] for r in results] == [201, 400, 201]
     assert results[1]["error"].startswith("line 2: malformed JSON")
     assert store.count_events(after_time=None, before_time=None) == 2
+
+
+def test_a_batch_keeps_its_good_events_beside_ones_its_parsers_refuse(
+    client: TestClient, store: EventStore
+) -> None:
+    # JSON's grammar allows an escaped lone surrogate and a number beyond a double; the parsers
+    # refuse them, which used to make the whole array a 400 and lose the events beside them
+    good = [run_event(job="a"), run_event(job="b"), run_event(job="c")]
+    surrogate = json.dumps(run_event(job="x")).replace('"x"', '"\\ud800"', 1)
+    too_large = json.dumps(run_event(job="y")).replace('"eventType"', '"n": 1e400, "eventType"', 1)
+    items = [json.dumps(good[0]), surrogate, json.dumps(good[1]), too_large, json.dumps(good[2])]
+    body = "[ " + " ,\n".join(items) + " ]"
+    response = client.post("/api/v1/lineage/batch", content=body, headers=JSON)
+    assert response.status_code == 207
+    results = response.json()
+    assert [r["status"] for r in results] == [201, 400, 201, 400, 201]
+    assert "surrogate" in results[1]["error"] and "infinity" in results[3]["error"]
+    listed = client.get("/api/v1/events/lineage", params={"limit": 10}).json()["events"]
+    assert sorted(e["job"]["name"] for e in listed) == ["a", "b", "c"]
+    assert {json.dumps(e, sort_keys=True) for e in listed} == {json.dumps(e, sort_keys=True) for e in good}
+
+
+def test_an_array_broken_between_its_items_is_still_one_400(client: TestClient) -> None:
+    body = "[" + json.dumps(run_event()) + " " + json.dumps(run_event()) + "]"  # no comma
+    response = client.post("/api/v1/lineage/batch", content=body, headers=JSON)
+    assert response.status_code == 400
+    assert "malformed JSON" in response.json()["message"]
 
 
 def test_gzip_bodies_are_accepted(client: TestClient, store: EventStore) -> None:

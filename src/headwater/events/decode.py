@@ -132,6 +132,47 @@ def _unparsed(body: bytes) -> tuple[list[Document], bool] | None:
     return None
 
 
+_SCANNER = json.JSONDecoder()
+_SPACE = " \t\r\n"
+
+
+def _array_items_one_by_one(body: bytes) -> list[Document] | None:
+    """The items of a JSON array that neither msgspec nor orjson takes whole, each as its own
+    bytes, so that each is judged alone and the others are stored: JSON's grammar allows what
+    they refuse, an escaped lone surrogate ("\\ud800") or a number beyond a double (1e400).
+    Python's scanner takes both, and finds where each item ends. None when the body is not an
+    array of well-formed items (the whole body's error then stands)."""
+    try:
+        text = body.decode()
+    except UnicodeDecodeError:
+        return None
+    position = len(text) - len(text.lstrip(_SPACE))
+    if not text.startswith("[", position):
+        return None
+    documents: list[Document] = []
+    position += 1
+    try:
+        while True:
+            while position < len(text) and text[position] in _SPACE:
+                position += 1
+            if not documents and text.startswith("]", position):
+                break
+            _, end = _SCANNER.raw_decode(text, position)
+            raw = text[position:end].encode()
+            documents.append(Document(len(documents), raw=raw, parsed=False))
+            while end < len(text) and text[end] in _SPACE:
+                end += 1
+            if text.startswith("]", end):
+                position = end + 1
+                break
+            if not text.startswith(",", end):
+                return None
+            position = end + 1
+    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+        return None
+    return documents if not text[position:].strip(_SPACE) else None
+
+
 def documents_from_json(body: bytes, *, lazy: bool = False) -> tuple[list[Document], bool]:
     """A JSON body: an object is one event, an array a batch. Returns (documents, is_batch).
 
@@ -148,6 +189,9 @@ def documents_from_json(body: bytes, *, lazy: bool = False) -> tuple[list[Docume
         lines = documents_from_ndjson(body)
         if len(lines) > 1 and all(doc.error is None for doc in lines):
             return lines, True
+        items = _array_items_one_by_one(body)
+        if items is not None:
+            return items, True
         raise
     if isinstance(value, list):
         return [Document(i, item) for i, item in enumerate(value)], True
