@@ -25,6 +25,7 @@ from headwater.store.base import EventStore
 from headwater.store.model import read_state
 from headwater.store.model.compare import model_rows
 from tests.conftest import SPEC_DIR
+from tests.factories import facet, run_event
 from tests.pipeline import fastscore
 from tests.pipeline.oracle import expected_model
 from tests.pipeline.spark_cluster import standalone_cluster
@@ -236,6 +237,28 @@ def test_sigkilled_runs_then_a_rerun_build_the_uninterrupted_model(
     after_kills = model_rows(store)
     Pipeline(spark, store, dogfood=False).rebuild()
     assert model_rows(store) == after_kills
+
+
+def test_a_nul_in_names_and_facets_is_published_as_the_replacement_character(
+    spark: SparkSession, store: EventStore
+) -> None:
+    # JSON allows U+0000; PostgreSQL's text does not: such an event used to fail every later pass
+    schema = facet("SchemaDatasetFacet", "1-1-1", fields=[{"name": "c\x00l", "type": "INT"}])
+    sql = facet("SQLJobFacet", query="SELECT '\x00'")
+    doc = run_event(
+        event_type="COMPLETE",
+        job="load\x00orders",
+        inputs=[{"namespace": "db", "name": "in\x00put", "facets": {"schema": schema}}],
+        outputs=[{"namespace": "db", "name": "out"}],
+    )
+    doc["job"]["facets"]["sql"] = sql
+    ingest(store, [doc])
+    Pipeline(spark, store, dogfood=False).run_once()
+    assert read_state(store)[0] == store.last_seq()
+    assert ("job:airflow:load\ufffdorders",) in query(store, "SELECT node_id FROM jobs")
+    assert ("dataset:db:in\ufffdput",) in query(store, "SELECT node_id FROM datasets")
+    edges = query(store, "SELECT src_id, dst_id FROM lineage_edges")
+    assert ("dataset:db:in\ufffdput", "job:airflow:load\ufffdorders") in edges
 
 
 def test_the_pipeline_reports_itself(

@@ -246,6 +246,22 @@ def test_staged_text_arrives_as_the_pipeline_wrote_it(store: EventStore) -> None
     assert got == {f"h{i}": value for i, value in enumerate(_AWKWARD)} | {"null": None}
 
 
+def test_a_nul_in_staged_text_arrives_as_the_replacement_character_on_both_backends(
+    store: EventStore,
+) -> None:
+    """JSON allows U+0000 in a name or a facet's text; PostgreSQL's text does not (COPY failed,
+    and with it every later pass). It arrives as U+FFFD, as in the event store's own columns."""
+    rows = [
+        ("facet_values", ("h0", "a\x00b\x00")),
+        ("facet_values", ("h\x001", "clean")),
+        ("facet_values", ("h2", None)),
+    ]
+    prepare_staging(store)
+    stage_by_hand(store, rows[:1], rows[1:])
+    got = dict(model_rows(store, "SELECT hash, value FROM stage_facet_values"))
+    assert got == {"h0": "a\ufffdb\ufffd", "h\ufffd1": "clean", "h2": None}
+
+
 def _run(run_id: str, version: str, started: str) -> tuple[str, tuple[object, ...]]:
     """A run's staged row (`runs`' columns), of job etl.load at `version`, started and ended at once."""
     times = (started, started, started)
