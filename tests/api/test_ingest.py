@@ -124,6 +124,22 @@ def test_an_array_broken_between_its_items_is_still_one_400(client: TestClient) 
     assert "malformed JSON" in response.json()["message"]
 
 
+def test_names_too_long_for_the_model_are_refused_and_the_rest_of_a_batch_kept(
+    client: TestClient, store: EventStore
+) -> None:
+    # PostgreSQL refused them at the insert (a 503 its producer would retry forever), or took
+    # them and then failed every pipeline pass on the model's indexes
+    long_job = run_event(job="j" * 3000)
+    long_input = run_event(inputs=[{"namespace": "ns", "name": "d" * 3000}])
+    single = client.post("/api/v1/lineage", json=long_job)
+    assert single.status_code == 400
+    assert single.json()["message"] == "job.name: is 3000 bytes long; a name may have at most 600"
+    batch = client.post("/api/v1/lineage/batch", json=[run_event(), long_input, run_event()])
+    assert [r["status"] for r in batch.json()] == [201, 400, 201]
+    assert batch.json()[1]["error"].startswith("inputs[0].name: is 3000 bytes long")
+    assert store.count_events(after_time=None, before_time=None) == 2
+
+
 def test_gzip_bodies_are_accepted(client: TestClient, store: EventStore) -> None:
     body = gzip.compress(json.dumps(run_event()).encode())
     response = client.post(

@@ -177,6 +177,10 @@ def test_a_small_cache_forgets_but_keeps_judging_the_same() -> None:
         lambda e: e["job"].update(facets={"big": {"_producer": "p", "_schemaURL": "u", "n": 2**70}}),
         lambda e: e["job"].pop("facets"),
         lambda e: e.update(run=None),
+        lambda e: e["job"].update(name="é" * 300),  # exactly 600 bytes: the limit
+        lambda e: e["job"].update(name="é" * 300 + "x"),  # over it: the full path refuses
+        lambda e: e["inputs"][0].update(namespace="n" * 257),
+        lambda e: e["outputs"][0].update(name="o" * 601),
     ],
 )
 def test_unusual_events_agree(change: Any) -> None:

@@ -194,6 +194,28 @@ def test_a_run_id_that_is_not_a_uuid_is_kept_as_sent_with_a_warning(run_id: str)
     assert doc["run"]["runId"] == run_id
 
 
+def test_namespaces_names_and_run_ids_are_limited_in_bytes() -> None:
+    """They become the model's node ids, three of which must fit one PostgreSQL index row."""
+    at_limit = run_event(namespace="n" * 256, job="é" * 300)  # 600 bytes in 300 characters
+    at_limit["inputs"][0]["name"] = "i" * 600
+    assert validate_event(at_limit).job_name == "é" * 300
+    over = run_event("r" * 257, namespace="é" * 129, job="j" * 601)
+    over["outputs"][0]["namespace"] = "o" * 300
+    assert errors_of(over) == [
+        "run.runId: is 257 bytes long; a run id may have at most 256",
+        "job.namespace: is 258 bytes long; a namespace may have at most 256",
+        "job.name: is 601 bytes long; a name may have at most 600",
+        "outputs[0].namespace: is 300 bytes long; a namespace may have at most 256",
+    ]
+    dataset_event = {
+        "eventTime": "2024-05-01T10:00:00Z",
+        "producer": "p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+        "dataset": {"namespace": "ns", "name": "d" * 601},
+    }
+    assert errors_of(dataset_event) == ["dataset.name: is 601 bytes long; a name may have at most 600"]
+
+
 def test_the_warning_names_the_run_id_exactly() -> None:
     assert validate_event(run_event("run_id")).warnings == ("run.runId: 'run_id' is not a UUID",)
 

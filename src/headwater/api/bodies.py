@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from headwater.api.params import RFC3339
+from headwater.events.validate import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, MAX_RUN_ID_BYTES
 
 _STRING = {"type": "string"}
 _OBJECT = {"type": "object"}
@@ -14,11 +15,21 @@ _OBJECT = {"type": "object"}
 _FACETS = {"type": "object", "description": "Facets by name"}
 
 
+def _limited(limit: int, what: str) -> dict[str, Any]:
+    """A string of at most `limit` UTF-8 bytes (maxLength counts characters: the same number,
+    exact for ASCII text)."""
+    return {"type": "string", "maxLength": limit, "description": f"{what}; at most {limit} bytes"}
+
+
 def _named(*extra: str) -> dict[str, Any]:
     return {
         "type": "object",
         "required": ["namespace", "name"],
-        "properties": {"namespace": _STRING, "name": _STRING, **dict.fromkeys(("facets", *extra), _FACETS)},
+        "properties": {
+            "namespace": _limited(MAX_NAMESPACE_BYTES, "The namespace"),
+            "name": _limited(MAX_NAME_BYTES, "The name"),
+            **dict.fromkeys(("facets", *extra), _FACETS),
+        },
     }
 
 
@@ -51,7 +62,9 @@ RUN_EVENT: dict[str, Any] = {
                 "runId": {
                     "type": "string",
                     "minLength": 1,
-                    "description": "Any non-empty string; one that is not a UUID is kept with a warning",
+                    "maxLength": MAX_RUN_ID_BYTES,
+                    "description": "Any non-empty string of at most "
+                    f"{MAX_RUN_ID_BYTES} bytes; one that is not a UUID is kept with a warning",
                 },
                 "facets": _FACETS,
             },

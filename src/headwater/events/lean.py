@@ -33,7 +33,15 @@ from headwater.events.flat_facets import FLAT
 from headwater.events.ids import content_hash, event_id
 from headwater.events.model import EVENT_TYPES, Event
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
-from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schema_url, parent_ids
+from headwater.events.validate import (
+    MAX_NAME_BYTES,
+    MAX_NAMESPACE_BYTES,
+    has_lenient_parent,
+    is_uuid,
+    kind_of_schema_url,
+    parent_ids,
+    too_long,
+)
 
 Facets = Raw  # a facets container, kept as its bytes (`FacetVerdicts.container` reads it)
 _DELETABLE = frozenset({"job", "dataset"})
@@ -308,6 +316,12 @@ class _Judged:
         return out, core
 
 
+def _within_limits(entity: _Job | _Input | _Output) -> None:
+    """A namespace or name over its limit leaves the lean path: the full one names it."""
+    if too_long(entity.namespace, MAX_NAMESPACE_BYTES) or too_long(entity.name, MAX_NAME_BYTES):
+        raise _NotLean
+
+
 def _judge_part(name: PartName, raw: bytes) -> Part:
     """Decode and judge an event's job, inputs or outputs (see `Part`)."""
     judged = _Judged()
@@ -316,6 +330,7 @@ def _judge_part(name: PartName, raw: bytes) -> Part:
     identity = None
     if name == "job":
         job = _JOB.decode(raw)
+        _within_limits(job)
         canonical = {"namespace": job.namespace, "name": job.name}
         core = dict(canonical)
         if job.facets is not UNSET:
@@ -325,6 +340,8 @@ def _judge_part(name: PartName, raw: bytes) -> Part:
         kind: FacetKind = "input" if name == "inputs" else "output"
         extra = f"{kind}Facets"
         items: Sequence[_Input | _Output] = (_INPUTS if name == "inputs" else _OUTPUTS).decode(raw)
+        for item in items:
+            _within_limits(item)
         pairs = [
             judged.dataset(item, f"{name}[{i}]", extra, getattr(item, extra), kind)
             for i, item in enumerate(items)

@@ -4,6 +4,11 @@ The core decides acceptance; facets never cost an event: a facet that breaks its
 schema is kept, reported as a warning and marked untrusted (see `headwater.events.facets`).
 Run ids (`run.runId`, and the parent facet's `run.runId` and `root.run.runId`) may be any
 non-empty string: one that is not a UUID is kept as sent and reported as a warning.
+
+Namespaces, names and run ids have a length limit in bytes (`NAME_LIMITS`, `MAX_RUN_ID_BYTES`):
+they become the model's node ids, and an index row of PostgreSQL holds at most 2,704 bytes, with
+up to three node ids in one (an edge's source, destination and job). A longer one was stored and
+then made every pipeline pass fail on PostgreSQL; it is now refused, naming the field.
 """
 
 from __future__ import annotations
@@ -37,6 +42,20 @@ def _describe(value: object) -> str:
     if isinstance(value, int | float):
         return "a number"
     return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+MAX_NAMESPACE_BYTES = 256
+MAX_NAME_BYTES = 600  # three node ids of a 256-byte namespace and a 600-byte name: 2,591 bytes
+MAX_RUN_ID_BYTES = 256  # a run id that is not a UUID (a UUID has 36)
+NAME_LIMITS = {"namespace": MAX_NAMESPACE_BYTES, "name": MAX_NAME_BYTES}
+
+
+def too_long(value: str, limit: int) -> int | None:
+    """The length of `value` in UTF-8 bytes when it is over `limit`, else None."""
+    if len(value) * 4 <= limit:  # at most 4 bytes a character: no need to encode
+        return None
+    size = len(value.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
 
 
 def is_uuid(value: object) -> bool:
@@ -105,6 +124,10 @@ class _Checker:
             self.fail(path, "must not be empty")
             return None
         if not is_uuid(value):
+            size = too_long(value, MAX_RUN_ID_BYTES)
+            if size is not None:
+                self.fail(path, f"is {size} bytes long; a run id may have at most {MAX_RUN_ID_BYTES}")
+                return None
             self.warnings.append(f"{path}: {value!r} is not a UUID")
         return normal_run_id(value)
 
@@ -138,12 +161,20 @@ class _Checker:
         return self.named(entity, f"{key}.", facet_kind)
 
     def named(self, entity: dict[str, Any], path: str, facet_kind: FacetKind) -> tuple[str, str] | None:
-        namespace = self.string(entity, "namespace", path)
-        name = self.string(entity, "name", path)
+        namespace = self.limited(self.string(entity, "namespace", path), "namespace", path)
+        name = self.limited(self.string(entity, "name", path), "name", path)
         self.facets(entity, "facets", path, facet_kind)
         if namespace is None or name is None:
             return None
         return namespace, name
+
+    def limited(self, value: str | None, key: str, path: str) -> str | None:
+        """A namespace or a name within its length limit (`NAME_LIMITS`), else a failure."""
+        size = None if value is None else too_long(value, NAME_LIMITS[key])
+        if size is None:
+            return value
+        self.fail(f"{path}{key}", f"is {size} bytes long; a {key} may have at most {NAME_LIMITS[key]}")
+        return None
 
     def datasets(self, event: dict[str, Any], key: str) -> None:
         if key not in event:
