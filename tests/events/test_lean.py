@@ -181,6 +181,7 @@ def test_a_small_cache_forgets_but_keeps_judging_the_same() -> None:
         lambda e: e["job"].update(name="é" * 300 + "x"),  # over it: the full path refuses
         lambda e: e["inputs"][0].update(namespace="n" * 257),
         lambda e: e["outputs"][0].update(name="o" * 601),
+        lambda e: e["run"]["facets"]["parent"]["run"].update(runId="p" * 257),
     ],
 )
 def test_unusual_events_agree(change: Any) -> None:

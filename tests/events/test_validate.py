@@ -216,6 +216,15 @@ def test_namespaces_names_and_run_ids_are_limited_in_bytes() -> None:
     assert errors_of(dataset_event) == ["dataset.name: is 601 bytes long; a name may have at most 600"]
 
 
+def test_a_parent_run_id_over_the_limit_costs_the_facet_not_the_event() -> None:
+    event = validate_event(run_event(parent="p" * 300))
+    assert event.warnings == (
+        "run.facets.parent: run.runId is 300 bytes long; a run id may have at most 256",
+    )
+    assert event.untrusted_facets == ("run.facets.parent",)
+    assert (event.parent_run_id, event.root_run_id) == (None, event.run_id)
+
+
 def test_the_warning_names_the_run_id_exactly() -> None:
     assert validate_event(run_event("run_id")).warnings == ("run.runId: 'run_id' is not a UUID",)
 

@@ -140,7 +140,16 @@ class _Checker:
         checked = copy.deepcopy(parent)
         for where, run in _parent_runs(checked):
             if _lenient(run.get("runId")):
-                self.run_id(run["runId"], f"{path}.parent.{where}.runId")
+                size = too_long(run["runId"], MAX_RUN_ID_BYTES)
+                if size is None:
+                    self.run_id(run["runId"], f"{path}.parent.{where}.runId")
+                else:  # a facet never costs the event: this one is untrusted, its ids not read
+                    where_facet = f"{path}.parent"
+                    limit = MAX_RUN_ID_BYTES
+                    reason = f"{where}.runId is {size} bytes long; a run id may have at most {limit}"
+                    self.warnings.append(f"{where_facet}: {reason}")
+                    self.untrusted.append(where_facet)
+                    self.reasons.setdefault(where_facet, []).append(reason)
                 run["runId"] = _STAND_IN_UUID
         return {**container, "parent": checked}
 
@@ -228,7 +237,7 @@ def parent_ids(parent: object) -> tuple[str | None, str | None]:
         if isinstance(holder, dict):
             inner = holder.get("run")
             value = inner.get("runId") if isinstance(inner, dict) else None
-            if isinstance(value, str) and value:
+            if isinstance(value, str) and value and (is_uuid(value) or not too_long(value, MAX_RUN_ID_BYTES)):
                 return normal_run_id(value)
         return None
 
