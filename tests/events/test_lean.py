@@ -182,6 +182,9 @@ def test_a_small_cache_forgets_but_keeps_judging_the_same() -> None:
         lambda e: e["inputs"][0].update(namespace="n" * 257),
         lambda e: e["outputs"][0].update(name="o" * 601),
         lambda e: e["run"]["facets"]["parent"]["run"].update(runId="p" * 257),
+        lambda e: e["run"]["facets"]["parent"]["job"].update(name="p" * 601),
+        lambda e: e["job"]["facets"].update({"f" * 601: {"_producer": "p", "_schemaURL": "u"}}),
+        lambda e: e["outputs"][0]["facets"]["schema"]["fields"][0].update(name="c" * 1501),
     ],
 )
 def test_unusual_events_agree(change: Any) -> None:

@@ -225,6 +225,77 @@ def test_a_parent_run_id_over_the_limit_costs_the_facet_not_the_event() -> None:
     assert (event.parent_run_id, event.root_run_id) == (None, event.run_id)
 
 
+def _long(n: int) -> str:
+    return "".join(chr(0x61 + (i * 7) % 26) for i in range(n))
+
+
+_SYMLINK = {"namespace": "n", "name": _long(700), "type": "TABLE"}
+
+
+@pytest.mark.parametrize(
+    ("where", "facet_value", "reason"),
+    [
+        (
+            "outputs[0].facets.symlinks",
+            facet("SymlinksDatasetFacet", "1-0-1", identifiers=[_SYMLINK]),
+            "identifiers[0].name is 700 bytes long; a name may have at most 600",
+        ),
+        (
+            "outputs[0].facets.columnLineage",
+            facet(
+                "ColumnLineageDatasetFacet",
+                "1-2-0",
+                fields={"a": {"inputFields": [{"namespace": "n", "name": "t", "field": _long(601)}]}},
+            ),
+            "fields.a.inputFields[0].field is 601 bytes long; a field may have at most 600",
+        ),
+        (
+            "outputs[0].facets.schema",
+            facet(
+                "SchemaDatasetFacet",
+                "1-1-1",
+                fields=[{"name": "s", "type": "struct", "fields": [{"name": _long(1500), "type": "int"}]}],
+            ),
+            "fields[0].fields[0] has a path of 1502 bytes; a path may have at most 1500",
+        ),
+        (
+            "run.facets.parent",
+            facet(
+                "ParentRunFacet",
+                "1-1-0",
+                run={"runId": str(uuid.uuid4())},
+                job={"namespace": _long(257), "name": "p"},
+            ),
+            "job.namespace is 257 bytes long; a namespace may have at most 256",
+        ),
+    ],
+)
+def test_identities_over_their_limits_in_a_facet_cost_the_facet_not_the_event(
+    where: str, facet_value: dict[str, Any], reason: str
+) -> None:
+    """A facet's identities key model rows as the event's own do; over a limit, the facet is
+    untrusted (the pipeline leaves it out) and the event kept."""
+    doc = run_event()
+    container, _, name = where.rpartition(".")
+    holder: Any = doc
+    for part in container.replace("[0]", ".0").split("."):
+        holder = holder[int(part)] if part.isdigit() else holder.setdefault(part, {})
+    holder[name] = facet_value
+    event = validate_event(doc)
+    assert event.warnings == (f"{where}: {reason}",)
+    assert event.untrusted_facets == (where,)
+
+
+def test_a_facet_name_over_the_limit_costs_the_facet_not_the_event() -> None:
+    doc = run_event()
+    doc["job"]["facets"]["f" * 601] = facet("DocumentationJobFacet", description="d")
+    event = validate_event(doc)
+    assert event.warnings == (
+        f"job.facets.{'f' * 601}: its name is 601 bytes long; a facet name may have at most 600",
+    )
+    assert len(event.untrusted_facets) == 1
+
+
 def test_the_warning_names_the_run_id_exactly() -> None:
     assert validate_event(run_event("run_id")).warnings == ("run.runId: 'run_id' is not a UUID",)
 

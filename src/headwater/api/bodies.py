@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from headwater.api.params import RFC3339
-from headwater.events.validate import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, MAX_RUN_ID_BYTES
+from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, MAX_RUN_ID_BYTES
 
 _STRING = {"type": "string"}
 _OBJECT = {"type": "object"}

@@ -49,6 +49,8 @@ from typing import Any, Literal, TypeAlias
 
 import orjson
 
+from headwater.events.limits import MAX_NAME_BYTES, identity_reasons, too_long
+
 __all__ = ["MAX_ISSUES_PER_FACET", "FacetIssue", "FacetKind", "check_facets", "facet_path", "facet_reasons"]
 
 FacetKind = Literal["run", "job", "dataset", "input", "output"]
@@ -771,6 +773,10 @@ def facet_reasons(facet: object, kind: FacetKind, *, remember: bool = True) -> l
                     reason = _message(err)
                     if reason not in reasons:
                         reasons.append(reason)
+            file = _facet_file(schema_url)
+            beyond = identity_reasons(file[1], facet) if file is not None else []
+            if beyond:
+                reasons = (reasons or []) + beyond
     return reasons[:MAX_ISSUES_PER_FACET] if reasons else []
 
 
@@ -783,6 +789,9 @@ def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) ->
     issues: list[FacetIssue] = []
     for name, facet in container.items():
         reasons = facet_reasons(facet, kind)
+        size = too_long(name, MAX_NAME_BYTES)
+        if size is not None:  # facet names key the model's facet rows
+            reasons = [f"its name is {size} bytes long; a facet name may have at most {MAX_NAME_BYTES}"]
         if reasons:
             where = _join(path, name)
             issues.extend(FacetIssue(where, r) for r in reasons)

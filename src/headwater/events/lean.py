@@ -31,17 +31,10 @@ from headwater.events.facet_refs import FacetValue, facet_hash, kept_inline
 from headwater.events.facets import FacetKind, facet_path, facet_reasons
 from headwater.events.flat_facets import FLAT
 from headwater.events.ids import content_hash, event_id
+from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, too_long
 from headwater.events.model import EVENT_TYPES, Event
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
-from headwater.events.validate import (
-    MAX_NAME_BYTES,
-    MAX_NAMESPACE_BYTES,
-    has_lenient_parent,
-    is_uuid,
-    kind_of_schema_url,
-    parent_ids,
-    too_long,
-)
+from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schema_url, parent_ids
 
 Facets = Raw  # a facets container, kept as its bytes (`FacetVerdicts.container` reads it)
 _DELETABLE = frozenset({"job", "dataset"})
@@ -205,6 +198,8 @@ class FacetVerdicts:
         hashes: dict[str, str | orjson.Fragment] | None = {}  # a hash, or the value kept inline
         values: list[FacetValue] = []
         for name, value in facets.items():
+            if too_long(name, MAX_NAME_BYTES):  # the full path makes the facet untrusted
+                raise _NotLean
             fragment, reasons, stored = self.verdict(bytes(value), kind)
             canonical[name] = fragment
             if reasons:

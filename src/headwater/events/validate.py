@@ -5,10 +5,8 @@ schema is kept, reported as a warning and marked untrusted (see `headwater.event
 Run ids (`run.runId`, and the parent facet's `run.runId` and `root.run.runId`) may be any
 non-empty string: one that is not a UUID is kept as sent and reported as a warning.
 
-Namespaces, names and run ids have a length limit in bytes (`NAME_LIMITS`, `MAX_RUN_ID_BYTES`):
-they become the model's node ids, and an index row of PostgreSQL holds at most 2,704 bytes, with
-up to three node ids in one (an edge's source, destination and job). A longer one was stored and
-then made every pipeline pass fail on PostgreSQL; it is now refused, naming the field.
+Namespaces, names and run ids have a length limit in bytes (`headwater.events.limits`): they
+become the lineage model's keys. A longer one is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from headwater.events.decode import dumps
 from headwater.events.facet_refs import split_event
 from headwater.events.facets import FacetKind, check_facets
 from headwater.events.ids import content_hash, event_id
+from headwater.events.limits import MAX_RUN_ID_BYTES, NAME_LIMITS, too_long
 from headwater.events.model import EVENT_TYPES, Event, EventKind
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
 
@@ -42,20 +41,6 @@ def _describe(value: object) -> str:
     if isinstance(value, int | float):
         return "a number"
     return _JSON_TYPES.get(type(value), type(value).__name__)
-
-
-MAX_NAMESPACE_BYTES = 256
-MAX_NAME_BYTES = 600  # three node ids of a 256-byte namespace and a 600-byte name: 2,591 bytes
-MAX_RUN_ID_BYTES = 256  # a run id that is not a UUID (a UUID has 36)
-NAME_LIMITS = {"namespace": MAX_NAMESPACE_BYTES, "name": MAX_NAME_BYTES}
-
-
-def too_long(value: str, limit: int) -> int | None:
-    """The length of `value` in UTF-8 bytes when it is over `limit`, else None."""
-    if len(value) * 4 <= limit:  # at most 4 bytes a character: no need to encode
-        return None
-    size = len(value.encode("utf-8", "surrogatepass"))
-    return size if size > limit else None
 
 
 def is_uuid(value: object) -> bool:

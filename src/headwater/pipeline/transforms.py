@@ -36,6 +36,7 @@ from pyspark.sql.types import (
 from pyspark.sql.window import Window
 
 from headwater.events.generic import GENERIC_KIND
+from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES
 from headwater.events.schema_fields import SchemaField, flatten_fields
 from headwater.pipeline.elements import parse_generic
 
@@ -867,11 +868,15 @@ def jobs(job_rows: DataFrame, run_rows: DataFrame) -> DataFrame:
 
 
 def job_parents(events: DataFrame, values: FacetValues) -> DataFrame:
-    """parent job → child job pairs from the parent run facet."""
+    """parent job → child job pairs from the parent run facet (one naming its job beyond the
+    limits of `headwater.events.limits` is untrusted, and left out here too: its node id would
+    not fit the model's index)."""
     parent = F.col("doc.run.facets")["parent"]
     rows = events.where(parent.isNotNull() & F.col("doc.job.name").isNotNull())
     rows = lookup(rows, parent, values, _ns=_json("job.namespace"), _name=_json("job.name"))
-    rows = rows.where(F.col("_ns").isNotNull() & F.col("_name").isNotNull())
+    rows = rows.where(
+        (F.octet_length("_ns") <= MAX_NAMESPACE_BYTES) & (F.octet_length("_name") <= MAX_NAME_BYTES)
+    )
     return rows.select(
         job_node(F.col("_ns"), F.col("_name")).alias("parent_node_id"),
         job_node(F.col("doc.job.namespace"), F.col("doc.job.name")).alias("child_node_id"),

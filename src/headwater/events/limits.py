@@ -1,0 +1,89 @@
+"""Length limits, in UTF-8 bytes, of the strings that become the lineage model's keys: namespaces,
+names, run ids, facet names, and the identities some published facets carry (a parent job, a
+symlink, a column lineage input, a schema field's path).
+
+PostgreSQL holds at most 2,704 bytes in one index row, and the model's rows are keyed by up to
+three node ids (an edge's source, destination and job). An event over a limit was stored and then
+failed every pipeline pass on PostgreSQL (or, in the event store's own columns, its insert). An
+event's own identities over a limit reject the event (`headwater.events.validate`); a facet's make
+that facet untrusted, so the pipeline leaves it out, as any facet that breaks its rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_NAMESPACE_BYTES = 256
+MAX_NAME_BYTES = 600  # three node ids of a 256-byte namespace and a 600-byte name: 2,591 bytes
+MAX_RUN_ID_BYTES = 256  # a run id that is not a UUID (a UUID has 36)
+MAX_FIELD_PATH_BYTES = 1_500  # a schema field's path: its nested names joined by dots
+NAME_LIMITS = {"namespace": MAX_NAMESPACE_BYTES, "name": MAX_NAME_BYTES, "field": MAX_NAME_BYTES}
+_MAX_REASONS = 3
+_SOURCE_KEYS = ("namespace", "name", "field")  # a column lineage input's
+
+
+def too_long(value: str, limit: int) -> int | None:
+    """The length of `value` in UTF-8 bytes when it is over `limit`, else None."""
+    if len(value) * 4 <= limit:  # at most 4 bytes a character: no need to encode
+        return None
+    size = len(value.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
+
+
+def _limited(holder: object, where: str, keys: tuple[str, ...], reasons: list[str]) -> None:
+    """Note each of `keys` of `holder` (an object) whose string is over its limit."""
+    if not isinstance(holder, dict):
+        return
+    for key in keys:
+        value = holder.get(key)
+        size = too_long(value, NAME_LIMITS[key]) if isinstance(value, str) else None
+        if size is not None:
+            reasons.append(f"{where}{key} is {size} bytes long; a {key} may have at most {NAME_LIMITS[key]}")
+
+
+def _each(items: object) -> list[tuple[int, Any]]:
+    return list(enumerate(items)) if isinstance(items, list) else []
+
+
+def _schema_paths(fields: object, prefix: str, where: str, reasons: list[str]) -> None:
+    for i, item in _each(fields):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        path = f"{prefix}{item['name']}"
+        size = too_long(path, MAX_FIELD_PATH_BYTES)
+        if size is not None:
+            limit = MAX_FIELD_PATH_BYTES
+            reasons.append(f"{where}[{i}] has a path of {size} bytes; a path may have at most {limit}")
+            continue
+        _schema_paths(item.get("fields"), f"{path}.", f"{where}[{i}].fields", reasons)
+
+
+def identity_reasons(facet_name: str, facet: dict[str, Any]) -> list[str]:
+    """Why a published facet's identities break their limits (empty when they do not): its
+    `facet_name` is the schema's (ParentRunFacet, SymlinksDatasetFacet, ...)."""
+    reasons: list[str] = []
+    if facet_name == "ParentRunFacet":
+        _limited(facet.get("job"), "job.", ("namespace", "name"), reasons)
+        root = facet.get("root")
+        if isinstance(root, dict):
+            _limited(root.get("job"), "root.job.", ("namespace", "name"), reasons)
+    elif facet_name == "SymlinksDatasetFacet":
+        for i, identifier in _each(facet.get("identifiers")):
+            _limited(identifier, f"identifiers[{i}].", ("namespace", "name"), reasons)
+    elif facet_name == "ColumnLineageDatasetFacet":
+        fields = facet.get("fields")
+        for name, spec in fields.items() if isinstance(fields, dict) else ():
+            size = too_long(name, MAX_NAME_BYTES)
+            if size is not None:
+                reasons.append(
+                    f"fields has a field name of {size} bytes; a field may have at most {MAX_NAME_BYTES}"
+                )
+            for i, source in _each(spec.get("inputFields") if isinstance(spec, dict) else None):
+                _limited(
+                    source, f"fields.{name[:40]}.inputFields[{i}].", ("namespace", "name", "field"), reasons
+                )
+        for i, source in _each(facet.get("dataset")):
+            _limited(source, f"dataset[{i}].", _SOURCE_KEYS, reasons)
+    elif facet_name == "SchemaDatasetFacet":
+        _schema_paths(facet.get("fields"), "", "fields", reasons)
+    return reasons[:_MAX_REASONS]
