@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from headwater.events.facets import facet_path
 from headwater.store.base import EventStore
 
 TERMINAL = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED"}
@@ -76,13 +77,13 @@ def expected_model(store: EventStore) -> Expected:
             exp.namespaces.add(ds["namespace"])
             exp.datasets.add(node)
             for name, value in (ds.get("facets") or {}).items():
-                if prefix + name in untrusted or value is None:
+                if facet_path(prefix[:-1], name) in untrusted or value is None:
                     continue
                 key = (node, name)
                 deleted = isinstance(value, dict) and value.get("_deleted") is True
                 if key not in facet_latest or (time, seq) > facet_latest[key][:2]:
                     facet_latest[key] = (time, seq, None if deleted else name)
-                if name == "symlinks" and prefix + name not in untrusted:
+                if name == "symlinks" and facet_path(prefix[:-1], name) not in untrusted:
                     for ident in value.get("identifiers") or []:
                         alias = f"dataset:{ident['namespace']}:{ident['name']}"
                         if alias != node:

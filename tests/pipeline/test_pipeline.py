@@ -296,6 +296,24 @@ def test_identities_beyond_the_limits_never_stop_a_pass(spark: SparkSession, sto
     assert query(store, "SELECT COUNT(*) FROM job_parents") == [(0,)]
 
 
+def test_untrusted_facets_whose_names_are_not_identifiers_are_left_out(
+    spark: SparkSession, store: EventStore
+) -> None:
+    # their paths are quoted (`run.facets["spark.logicalPlan"]`): the pipeline used to look for
+    # `run.facets.spark.logicalPlan`, find nothing, and take the broken facet in
+    broken = {"_schemaURL": "https://example.com/custom#/F"}  # no _producer: untrusted
+    fine = facet("DocumentationJobFacet", description="kept")
+    doc = run_event(event_type="COMPLETE")
+    doc["run"]["facets"].update(
+        {"spark.logicalPlan": broken, "façade": broken, "plain": broken, "ok-run": fine}
+    )
+    doc["job"]["facets"].update({"my-facet": broken, "ok.job": fine})
+    ingest(store, [doc])
+    Pipeline(spark, store, dogfood=False).run_once()
+    assert {r[0] for r in query(store, "SELECT name FROM run_facets")} == {"ok-run"}
+    assert {r[0] for r in query(store, "SELECT name FROM job_facets")} == {"ok.job"}
+
+
 def test_the_pipeline_reports_itself(
     spark: SparkSession, store: EventStore, demo: list[dict[str, Any]]
 ) -> None:

@@ -84,7 +84,7 @@ def _join(prefix: str, seg: _Seg) -> str:
         return f"{prefix}[{seg}]"
     if _IDENT.fullmatch(seg):
         return f"{prefix}.{seg}" if prefix else seg
-    return f"{prefix}[{json.dumps(seg)}]"
+    return f"{prefix}[{json.dumps(seg, ensure_ascii=False)}]"  # as the pipeline's Spark writes it
 
 
 def _path_str(path: tuple[_Seg, ...]) -> str:

@@ -121,10 +121,18 @@ def job_node(namespace: Column, name: Column) -> Column:
 
 def _trusted(facets: Column, prefix: Column) -> Column:
     """The facets whose path is not listed as untrusted (a facet that broke its schema). Most
-    events list none: their facets are not filtered (a path built and looked up per facet)."""
+    events list none: their facets are not filtered (a path built and looked up per facet), as
+    `headwater.events.facets.facet_path` writes it: `prefix.name` for a name that is an
+    identifier, else the name quoted as JSON in brackets (`run.facets["spark.logicalPlan"]`)."""
     every = F.coalesce(facets, F.create_map().cast(_FACETS))
+    container = F.regexp_replace(prefix, r"\.$", "")
+
+    def path(name: Column) -> Column:
+        quoted = F.concat(container, F.to_json(F.array(name)))
+        return F.when(name.rlike("^[A-Za-z_][A-Za-z0-9_]*$"), F.concat(prefix, name)).otherwise(quoted)
+
     return F.when(F.size("untrusted") == 0, every).otherwise(
-        F.map_filter(every, lambda k, _v: ~F.array_contains(F.col("untrusted"), F.concat(prefix, k)))
+        F.map_filter(every, lambda k, _v: ~F.array_contains(F.col("untrusted"), path(k)))
     )
 
 
