@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import orjson
 import pytest
@@ -71,6 +73,27 @@ def test_an_old_java_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         check_java()
 
 
+_T = TypeVar("_T")
+
+
+def _lookups_while(build: Callable[[], _T], monkeypatch: pytest.MonkeyPatch) -> tuple[_T, list[str]]:
+    """What `build` returns, and the lookups (py4j reflection commands) it sent to the JVM."""
+    sent: list[str] = []
+    send = ClientServerConnection.send_command
+
+    def counted(self: ClientServerConnection, command: str) -> str:
+        sent.append(command)
+        return send(self, command)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+    try:
+        built = build()
+    finally:
+        monkeypatch.undo()
+    assert sent, "it reached the JVM"
+    return built, [command for command in sent if command.startswith("r\n")]
+
+
 def test_column_functions_reach_the_jvm_in_one_round_trip(
     spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,17 +103,8 @@ def test_column_functions_reach_the_jvm_in_one_round_trip(
         return F.when(F.col("id") == 0, F.lit("zero")).otherwise(F.concat(F.lit("n"), F.col("id")))
 
     named()  # each method looked up once
-    sent: list[str] = []
-    send = ClientServerConnection.send_command
-
-    def counted(self: ClientServerConnection, command: str) -> str:
-        sent.append(command)
-        return send(self, command)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
-    column = named()
-    assert sent and not [c for c in sent if c.startswith("r\n")]  # no reflection: calls only
-    monkeypatch.undo()
+    column, lookups = _lookups_while(named, monkeypatch)
+    assert not lookups  # no reflection: calls only
     assert [r[0] for r in spark.range(2).select(column).collect()] == ["zero", "n1"]
 
 
@@ -102,17 +116,8 @@ def test_columns_named_by_strings_and_lambdas_reach_the_jvm_without_lookups(
         return [F.coalesce("id", F.lit(5)), F.filter(F.array("id", "id"), lambda x: x > 0)]
 
     named()
-    sent: list[str] = []
-    send = ClientServerConnection.send_command
-
-    def counted(self: ClientServerConnection, command: str) -> str:
-        sent.append(command)
-        return send(self, command)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
-    columns = named()
-    assert sent and not [c for c in sent if c.startswith("r\n")]
-    monkeypatch.undo()
+    columns, lookups = _lookups_while(named, monkeypatch)
+    assert not lookups
     assert [tuple(r) for r in spark.range(2).select(*columns).collect()] == [(0, []), (1, [1, 1])]
 
 
