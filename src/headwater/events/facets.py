@@ -76,7 +76,9 @@ _Seg: TypeAlias = "str | int"
 _Err: TypeAlias = "tuple[tuple[_Seg, ...], str, Any]"
 _Check: TypeAlias = "Callable[[object], list[_Err] | None]"
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a facet or key name written bare in a path (`run.facets.parent`); any other is quoted as JSON
+IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_IDENT = re.compile(IDENTIFIER)
 
 
 def _join(prefix: str, seg: _Seg) -> str:

@@ -35,6 +35,7 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
+from headwater.events.facets import IDENTIFIER
 from headwater.events.generic import GENERIC_KIND
 from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES
 from headwater.events.schema_fields import SchemaField, flatten_fields
@@ -129,7 +130,7 @@ def _trusted(facets: Column, prefix: Column) -> Column:
 
     def path(name: Column) -> Column:
         quoted = F.concat(container, F.to_json(F.array(name)))
-        return F.when(name.rlike("^[A-Za-z_][A-Za-z0-9_]*$"), F.concat(prefix, name)).otherwise(quoted)
+        return F.when(name.rlike(f"^{IDENTIFIER}$"), F.concat(prefix, name)).otherwise(quoted)
 
     return F.when(F.size("untrusted") == 0, every).otherwise(
         F.map_filter(every, lambda k, _v: ~F.array_contains(F.col("untrusted"), path(k)))
