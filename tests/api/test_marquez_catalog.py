@@ -3,6 +3,8 @@ hand-written model of model_fixture.py, on both backends."""
 
 from __future__ import annotations
 
+import random
+import string
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from headwater.api.app import create_app
 from headwater.config import Settings
+from headwater.events.limits import MAX_TAG_BYTES
 from headwater.store.base import EventStore
 from tests.api.model_fixture import ORDERS, R1, R2, R3, fill_model, t
 
@@ -210,6 +213,27 @@ def test_tags_round_trip(client: TestClient) -> None:
     assert client.put(f"{API}/tags/bad", content=b"{not json").status_code == 400
     assert client.put(f"{API}/tags/bad", json={"description": 3}).status_code == 400
     assert client.put(f"{API}/tags/bad%00").status_code == 400
+
+
+def test_a_tag_name_over_its_limit_is_a_400_on_every_tag_route(client: TestClient) -> None:
+    """A tag keys the tag tables: one too long for PostgreSQL's index was a 503, which a client
+    retries for ever. Random letters: a repeated one compresses and fits the index."""
+    rng = random.Random(7)
+    longest = "é" * (MAX_TAG_BYTES // 2)  # 2 bytes a character: at the limit exactly
+    over = "".join(rng.choice(string.ascii_letters) for _ in range(3_000))
+    routes = [
+        ("PUT", "/tags/{}"),
+        ("POST", f"/namespaces/{LAKE}/datasets/raw%2Forders/tags/{{}}"),
+        ("POST", f"/namespaces/{LAKE}/datasets/raw%2Forders/fields/customer.name/tags/{{}}"),
+        ("POST", "/namespaces/warehouse/jobs/etl.clean_orders/tags/{}"),
+    ]
+    for method, route in routes:
+        refused = client.request(method, API + route.format(over))
+        assert refused.status_code == 400, (route, refused.text)
+        assert refused.json()["message"] == f"tag: is 3000 bytes long; a tag may have at most {MAX_TAG_BYTES}"
+        assert client.request(method, API + route.format(longest)).status_code == 200, route
+    assert [t["name"] for t in get(client, "/tags")["tags"]] == [longest]
+    assert get(client, "/namespaces/warehouse/jobs/etl.clean_orders")["tags"] == [longest]
 
 
 def test_tags_outlive_the_model(client: TestClient, store: EventStore) -> None:

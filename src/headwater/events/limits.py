@@ -6,7 +6,8 @@ PostgreSQL holds at most 2,704 bytes in one index row, and the model's rows are 
 three node ids (an edge's source, destination and job). An event over a limit was stored and then
 failed every pipeline pass on PostgreSQL (or, in the event store's own columns, its insert). An
 event's own identities over a limit reject the event (`headwater.events.validate`); a facet's make
-that facet untrusted, so the pipeline leaves it out, as any facet that breaks its rules.
+that facet untrusted, so the pipeline leaves it out, as any facet that breaks its rules. A tag's
+name over its limit is a 400 of the tag routes (`headwater.query.catalog`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ MAX_NAMESPACE_BYTES = 256
 MAX_NAME_BYTES = 600  # three node ids of a 256-byte namespace and a 600-byte name: 2,591 bytes
 MAX_RUN_ID_BYTES = 256  # a run id that is not a UUID (a UUID has 36)
 MAX_FIELD_PATH_BYTES = 1_500  # a schema field's path: its nested names joined by dots
+MAX_TAG_BYTES = 256  # a tag's name (set through the API; it keys the tag tables beside a field)
 NAME_LIMITS = {"namespace": MAX_NAMESPACE_BYTES, "name": MAX_NAME_BYTES, "field": MAX_NAME_BYTES}
 _MAX_REASONS = 3
 _SOURCE_KEYS = ("namespace", "name", "field")  # a column lineage input's

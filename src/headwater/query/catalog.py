@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from headwater.errors import BadRequest, NotFound
+from headwater.events.limits import MAX_TAG_BYTES, too_long
 from headwater.query.catalog_models import (
     Dataset,
     Datasets,
@@ -62,6 +63,15 @@ def text(name: str, value: str) -> str:
     """A name or text parameter; NUL, which no name holds and the databases refuse, is a 400."""
     if "\x00" in value:
         raise BadRequest(f"{name}: holds a NUL character")
+    return value
+
+
+def tag_name(value: str) -> str:
+    """A tag's name: `text`, and at most MAX_TAG_BYTES bytes (it keys the tag tables, and a longer
+    one failed PostgreSQL's index, a 503 its client would retry)."""
+    size = too_long(text("tag", value), MAX_TAG_BYTES)
+    if size is not None:
+        raise BadRequest(f"tag: is {size} bytes long; a tag may have at most {MAX_TAG_BYTES}")
     return value
 
 
@@ -235,17 +245,19 @@ def tag_dataset(
 ) -> Dataset:
     """Tag (or untag) a dataset or one of its fields; the field must be in its current schema. An
     unknown tag is created. Answers the dataset as it is afterwards."""
+    tag = tag_name(tag)
     row = _dataset_row(store, namespace_name, name)
     if field is not None and field not in {f.path for f in row.fields}:
         raise NotFound(f"field '{field}' not found in dataset '{name}'")
-    store.set_tag(dataset_id(namespace_name, name), text("tag", tag), field=field, tagged=tagged, now=now)
+    store.set_tag(dataset_id(namespace_name, name), tag, field=field, tagged=tagged, now=now)
     return dataset_model(store.get_dataset(namespace_name, name) or row)
 
 
 def tag_job(store: EventStore, namespace_name: str, name: str, tag: str, *, tagged: bool, now: str) -> Job:
     """Tag (or untag) a job; answers the job as it is afterwards."""
+    tag = tag_name(tag)
     row = _job_row(store, namespace_name, name)
-    store.set_tag(job_id(namespace_name, name), text("tag", tag), field=None, tagged=tagged, now=now)
+    store.set_tag(job_id(namespace_name, name), tag, field=None, tagged=tagged, now=now)
     return job_model(store.get_job(namespace_name, name) or row)
 
 
@@ -296,7 +308,7 @@ def delete_by_id(store: EventStore, kind: str, ident: str, now: str) -> Dataset 
 
 def put_tag(store: EventStore, name: str, description: str | None, now: str) -> Tags:
     """Create the tag or set its description; answers every tag, as Marquez does."""
-    store.put_tag(text("tag", name), text("description", description) if description else description, now)
+    store.put_tag(tag_name(name), text("description", description) if description else description, now)
     return tags(store, limit=ALL_TAGS, offset=0)
 
 
