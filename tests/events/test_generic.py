@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from headwater.errors import InvalidEvent
-from headwater.events.generic import MAX_NAME_BYTES, MAX_TEXT_BYTES, validate_generic_event
+from headwater.events.generic import MAX_ELEMENT_BYTES, MAX_NAME_BYTES, MAX_TEXT_BYTES, validate_generic_event
 
 
 def event(**changes: Any) -> dict[str, Any]:
@@ -82,6 +82,10 @@ def test_elements_may_be_empty_and_tags_absent() -> None:
         (event(tags={"k": "a\u0000b"}), "tags.k: must not contain NUL characters"),
         (event(type="x" * (MAX_NAME_BYTES + 1)), f"type: longer than {MAX_NAME_BYTES} bytes"),
         (event(description="é" * MAX_TEXT_BYTES), f"description: longer than {MAX_TEXT_BYTES} bytes"),
+        (  # an element's description is its name in the lineage graph: limited as a dataset's name
+            event(elements=[{"type": "m", "description": "é" * (MAX_ELEMENT_BYTES // 2 + 1)}]),
+            f"elements[0].description: longer than {MAX_ELEMENT_BYTES} bytes",
+        ),
         (event(id=12), "id: must be a string, got a number"),
         (event(id=""), "id: must not be empty"),
     ],

@@ -5,10 +5,16 @@ same tables; migration 0009 folds what a store had published before it."""
 
 from __future__ import annotations
 
+import dataclasses
+import random
+import string
+from typing import Any
+
 import orjson
 from pyspark.sql import SparkSession
 
-from headwater.events.generic import validate_generic_event
+from headwater.errors import InvalidEvent
+from headwater.events.generic import GenericElement, validate_generic_event
 from headwater.events.validate import validate_event
 from headwater.pipeline.runner import Pipeline
 from headwater.query.lineage import LineageQuery, lineage
@@ -120,6 +126,45 @@ def test_a_generic_payload_is_never_read_as_openlineage(spark: SparkSession, sto
     model = model_rows(store)
     assert model["jobs"] == [] and model["datasets"] == []
     assert [row[0] for row in model["element_nodes"]] == [fs.CHURN]
+
+
+def test_elements_stored_before_the_description_limit_are_left_out_and_the_pass_goes_on(
+    spark: SparkSession, store: EventStore
+) -> None:
+    """Two 2,000-byte element names (accepted before descriptions had a limit) made an edge key
+    that PostgreSQL's index refused: every pass failed. They are left out; the event's other
+    elements are folded, and their edge."""
+    rng = random.Random(3)
+    long_names = ["".join(rng.choice(string.ascii_letters) for _ in range(2_000)) for _ in range(2)]
+    doc = {
+        "description": "score: churn",
+        "type": "score",
+        "elements": [
+            {"type": "model", "description": "churn"},
+            *({"type": "stream", "description": name} for name in long_names),
+            {"type": "engine", "description": "engine-1"},
+        ],
+    }
+    assert any("longer than 600 bytes" in e for e in _errors_of(doc))  # refused at ingest now
+    short = validate_generic_event({**doc, "elements": [doc["elements"][0]]})
+    stored = dataclasses.replace(
+        short,
+        elements=tuple(GenericElement(e["type"], e["description"]) for e in doc["elements"]),
+        payload=orjson.dumps(doc).decode(),
+    )
+    generic_store(store).append_generic([stored], fs.RECEIVED[0])
+    Pipeline(spark, store, dogfood=False).run_once()
+    nodes, edges = fs.folded(store)
+    assert (nodes, edges) == fs.expected([doc], fs.RECEIVED[:1])
+    assert {e[:3] for e in edges} == {(fs.CHURN, fs.ENGINE1, "score")}
+
+
+def _errors_of(doc: dict[str, Any]) -> list[str]:
+    try:
+        validate_generic_event(doc)
+    except InvalidEvent as error:
+        return error.errors
+    return []
 
 
 def test_migration_9_folds_what_the_pipeline_had_published(spark: SparkSession, store: EventStore) -> None:

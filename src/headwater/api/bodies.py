@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from headwater.api.params import RFC3339
+from headwater.events import generic
 from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, MAX_RUN_ID_BYTES
 
 _STRING = {"type": "string"}
@@ -94,7 +95,7 @@ OPENLINEAGE_EVENT: dict[str, Any] = {
 
 # Generic events (FastScore style). Limits are in UTF-8 bytes; maxLength (characters) is the same
 # number, exact for ASCII text.
-_NAME_BYTES, _TEXT_BYTES = 256, 2048
+_NAME_BYTES, _TEXT_BYTES = generic.MAX_NAME_BYTES, generic.MAX_TEXT_BYTES
 # Not empty, not only what Python's str.strip() takes away (the validators' rule), no NUL.
 _SPACE = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 _FILLED = f"^[^\\x00]*[^\\x00{_SPACE}][^\\x00]*$"
@@ -131,7 +132,7 @@ GENERIC_EVENT: dict[str, Any] = {
                 "required": ["type", "description"],
                 "properties": {
                     "type": _text(_NAME_BYTES, "The element's type"),
-                    "description": _text(_TEXT_BYTES, "The element's name"),
+                    "description": _text(generic.MAX_ELEMENT_BYTES, "The element's name"),
                     "tags": _TAGS,
                 },
             },

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwater.errors import InvalidEvent
+from headwater.events import limits
 from headwater.events.decode import dumps
 from headwater.events.ids import sha256
 
@@ -22,7 +23,10 @@ _CLIENT_ID_NAMESPACE = uuid.UUID("8d1f3a52-5f0e-4b7a-9c1e-6b2d4e0a7c31")
 # The browse tables index (type, description) and (key, value): PostgreSQL's b-tree takes ~2.7 kB
 # per entry, so names and values are bounded in UTF-8 bytes.
 MAX_NAME_BYTES = 256  # type, tag key, client id
-MAX_TEXT_BYTES = 2048  # description, tag value
+MAX_TEXT_BYTES = 2048  # an event's description, a tag value
+# An element's description is its name in the lineage graph (`element:{type}:{description}`), and an
+# edge there is keyed by two such ids: bounded as an OpenLineage name is.
+MAX_ELEMENT_BYTES = limits.MAX_NAME_BYTES  # an element's description
 
 Tags = tuple[tuple[str, str], ...]
 
@@ -147,7 +151,7 @@ def validate_generic_event(doc: object, raw: bytes | None = None) -> GenericEven
             elements.append(
                 GenericElement(
                     type=check.text(item, "type", path + ".", MAX_NAME_BYTES),
-                    description=check.text(item, "description", path + ".", MAX_TEXT_BYTES),
+                    description=check.text(item, "description", path + ".", MAX_ELEMENT_BYTES),
                     tags=check.tags(item, path + "."),
                 )
             )

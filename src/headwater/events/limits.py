@@ -18,6 +18,10 @@ MAX_NAMESPACE_BYTES = 256
 MAX_NAME_BYTES = 600  # three node ids of a 256-byte namespace and a 600-byte name: 2,591 bytes
 MAX_RUN_ID_BYTES = 256  # a run id that is not a UUID (a UUID has 36)
 MAX_FIELD_PATH_BYTES = 1_500  # a schema field's path: its nested names joined by dots
+# A node id: `dataset:`, `job:` or `element:`, a namespace (or an element's type), `:` and a name
+# (or an element's description). The pipeline leaves out a longer one, which an event stored before
+# these limits may still hold.
+MAX_NODE_ID_BYTES = len("element:") + MAX_NAMESPACE_BYTES + 1 + MAX_NAME_BYTES
 MAX_TAG_BYTES = 256  # a tag's name (set through the API; it keys the tag tables beside a field)
 NAME_LIMITS = {"namespace": MAX_NAMESPACE_BYTES, "name": MAX_NAME_BYTES, "field": MAX_NAME_BYTES}
 _MAX_REASONS = 3

@@ -17,6 +17,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
+from headwater.events.limits import MAX_NODE_ID_BYTES
+
 GENERIC_SCHEMA = StructType(
     [
         StructField("type", StringType()),
@@ -48,20 +50,20 @@ def parse_generic(payload: Column) -> Column:
 
 def _named(events: DataFrame) -> DataFrame:
     """(seq, event time, event type, node, first position, type\\x1fdescription) per element of
-    each generic event; an element listed twice counts once, at its first place."""
+    each generic event; an element listed twice counts once, at its first place. An element whose
+    node id is over MAX_NODE_ID_BYTES (stored before the limit on descriptions) is left out: two
+    such ids key an edge, beyond what PostgreSQL's index takes."""
     listed = events.where(F.col("generic").isNotNull()).select(
         "seq",
         "event_time",
         F.col("generic.type").alias("event_type"),
         F.posexplode("generic.elements").alias("position", "e"),
     )
-    listed = listed.where(F.col("e.type").isNotNull() & F.col("e.description").isNotNull())
-    return listed.groupBy(
-        "seq",
-        "event_time",
-        "event_type",
-        element_node(F.col("e.type"), F.col("e.description")).alias("node_id"),
-    ).agg(
+    listed = listed.where(F.col("e.type").isNotNull() & F.col("e.description").isNotNull()).withColumn(
+        "node_id", element_node(F.col("e.type"), F.col("e.description"))
+    )
+    listed = listed.where(F.octet_length("node_id") <= MAX_NODE_ID_BYTES)
+    return listed.groupBy("seq", "event_time", "event_type", "node_id").agg(
         F.min("position").alias("position"),
         F.min(F.concat(F.col("e.type"), F.lit(_PAIR), F.col("e.description"))).alias("pair"),
     )
