@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from pyspark.sql import DataFrame, SparkSession
 
+from headwater.pipeline import transforms as tr
 from headwater.pipeline.compact import Compactor
 from headwater.pipeline.source import EVENT_SCHEMA
 from headwater.pipeline.transforms import parse_events
@@ -93,3 +94,20 @@ def t(second: int) -> str:
     """A store-format time `second` seconds after 2026-01-01T00:00:00."""
     minutes, seconds = divmod(second, 60)
     return f"2026-01-01T00:{minutes:02d}:{seconds:02d}.0000000Z"
+
+
+def rows(df: DataFrame, *columns: str) -> list[tuple[Any, ...]]:
+    """The frame's rows as tuples of `columns`, sorted."""
+    return sorted(tuple(r[c] for c in columns) for r in df.collect())
+
+
+def parts(
+    spark: SparkSession, docs: list[dict[str, Any]], *, inline: bool = False, **kw: Any
+) -> tuple[DataFrame, tr.FacetValues]:
+    """The docs' events and the facet values they name, as the data source gives them; with
+    `inline`, the values as a literal map too (as for a small batch the driver read)."""
+    parsed = stored(spark, docs, **kw)
+    values = tr.values_of(parsed)
+    if inline:
+        values = tr.values_of(parsed, {r["hash"]: r["value"] for r in values.frame.collect()})
+    return tr.events_of(parsed), values

@@ -6,27 +6,11 @@ import json
 from typing import Any
 
 import orjson
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from headwater.pipeline import transforms as tr
-from tests.pipeline.rows import PRODUCER, dataset, dataset_event, facet, run_event, stored, t
-
-
-def rows(df: DataFrame, *columns: str) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r[c] for c in columns) for r in df.collect())
-
-
-def parts(
-    spark: SparkSession, docs: list[dict[str, Any]], *, inline: bool = False, **kw: Any
-) -> tuple[DataFrame, tr.FacetValues]:
-    """The docs' events and the facet values they name, as the data source gives them; with
-    `inline`, the values as a literal map too (as for a small batch the driver read)."""
-    parsed = stored(spark, docs, **kw)
-    values = tr.values_of(parsed)
-    if inline:
-        values = tr.values_of(parsed, {r["hash"]: r["value"] for r in values.frame.collect()})
-    return tr.events_of(parsed), values
+from tests.pipeline.rows import PRODUCER, dataset, dataset_event, facet, parts, rows, run_event, t
 
 
 def run_rows(spark: SparkSession, docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -132,26 +116,6 @@ def test_facet_history_marks_the_batchs_repeats_but_not_its_last(spark: SparkSes
     assert [r[1] for r in rows(history, "valid_from", "repeated")] == [0, 1, 1, 0, 0, 0, 0, 0]
 
 
-def test_schema_fields_are_flattened_with_paths(spark: SparkSession) -> None:
-    fields = [
-        {"name": "id", "type": "int"},
-        {
-            "name": "address",
-            "type": "struct",
-            "fields": [{"name": "city", "type": "string", "description": "c"}],
-        },
-    ]
-    events, values = parts(
-        spark, [run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=facet(fields=fields))])]
-    )
-    history = tr.facet_history(tr.dataset_refs(events), values)
-    assert rows(tr.schema_fields(history, values), "path", "position", "type", "description") == [
-        ("address", 1, "struct", None),
-        ("address.city", 2, "string", "c"),
-        ("id", 0, "int", None),
-    ]
-
-
 def test_dataset_versions_follow_content_not_runs(spark: SparkSession) -> None:
     one = facet(fields=[{"name": "a", "type": "int"}])
     two = facet(fields=[{"name": "a", "type": "int"}, {"name": "b", "type": "int"}])
@@ -192,71 +156,6 @@ def test_job_version_ignores_the_order_of_inputs(spark: SparkSession) -> None:
     assert versions["r1"]["version_id"] == versions["r2"]["version_id"] != versions["r3"]["version_id"]
     assert versions["r1"]["inputs"] == ["dataset:db:a", "dataset:db:b"]
     assert versions["r1"]["source_code_location"].startswith("git https://git/x")
-
-
-def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> None:
-    new_form = facet(
-        fields={
-            "total": {
-                "inputFields": [
-                    {
-                        "namespace": "db",
-                        "name": "orders",
-                        "field": "amount",
-                        "transformations": [
-                            {
-                                "type": "DIRECT",
-                                "subtype": "AGGREGATION",
-                                "description": "sum",
-                                "masking": False,
-                            }
-                        ],
-                    },
-                ]
-            }
-        },
-        dataset=[
-            {
-                "namespace": "db",
-                "name": "orders",
-                "field": "status",
-                "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}],
-            }
-        ],
-    )
-    old_form = facet(
-        fields={
-            "id": {
-                "inputFields": [{"namespace": "db", "name": "users", "field": "id"}],
-                "transformationType": "IDENTITY",
-                "transformationDescription": "copied",
-            }
-        }
-    )
-    docs = [
-        run_event(
-            "r",
-            "COMPLETE",
-            t(1),
-            outputs=[dataset("db", "a", columnLineage=new_form), dataset("db", "b", columnLineage=old_form)],
-        )
-    ]
-    events, values = parts(spark, docs)
-    history = tr.facet_history(tr.dataset_refs(events), values)
-    lineage = rows(
-        tr.column_lineage(history, values),
-        "field",
-        "input_node_id",
-        "input_field",
-        "type",
-        "subtype",
-        "description",
-    )
-    assert lineage == [
-        ("", "dataset:db:orders", "status", "INDIRECT", "FILTER", None),
-        ("id", "dataset:db:users", "id", "DIRECT", "IDENTITY", "copied"),
-        ("total", "dataset:db:orders", "amount", "DIRECT", "AGGREGATION", "sum"),
-    ]
 
 
 def test_symlinks_give_alias_pairs(spark: SparkSession) -> None:

@@ -10,7 +10,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from headwater.pipeline import elements
+from headwater.pipeline import elements, field_facets
 from headwater.pipeline import transforms as t
 
 # How the pipeline keeps the frames it reads more than once: as Spark built them (the default of
@@ -73,8 +73,8 @@ def model_frames(
         "facet_values": t.facet_values(values, dataset_history, job_history, facets_of_runs, io_facets),
         "dataset_facets": dataset_history,
         "job_facets": job_history,
-        "schema_fields": t.schema_fields(dataset_history, values),
-        "column_lineage": t.column_lineage(dataset_history, values),
+        "schema_fields": field_facets.schema_fields(dataset_history, values),
+        "column_lineage": field_facets.column_lineage(dataset_history, values),
         "dataset_symlinks": t.symlinks(refs, values),
         "dataset_versions": t.dataset_version_rows(versions),
         "dataset_version_runs": t.dataset_version_runs(versions),

@@ -26,8 +26,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
-    BooleanType,
-    IntegerType,
     MapType,
     StringType,
     StructField,
@@ -38,7 +36,6 @@ from pyspark.sql.window import Window
 from headwater.events.facets import IDENTIFIER
 from headwater.events.generic import GENERIC_KIND
 from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES
-from headwater.events.schema_fields import SchemaField, flatten_fields
 from headwater.pipeline.elements import parse_generic
 
 _FACETS = MapType(StringType(), StringType())
@@ -94,7 +91,7 @@ def one_partition(frame: DataFrame) -> bool:
     return frame.sparkSession.conf.get(ONE_PARTITION, "false") == "true"
 
 
-def _whole(frame: DataFrame) -> DataFrame:
+def whole(frame: DataFrame) -> DataFrame:
     """The frame in one partition again when its batch is (`ONE_PARTITION`), after a step that
     loses track of it (a Python UDF's output is not known to be in one partition)."""
     return frame.coalesce(1) if one_partition(frame) else frame
@@ -104,7 +101,7 @@ def union(first: DataFrame, *others: DataFrame) -> DataFrame:
     """The frames' rows, matched by column name; in one partition when the batch is
     (`ONE_PARTITION`: a union's partitions are its inputs' together, which the next aggregate or
     join would otherwise shuffle back into one)."""
-    return _whole(reduce(DataFrame.unionByName, others, first))
+    return whole(reduce(DataFrame.unionByName, others, first))
 
 
 def digest(*parts: Column) -> Column:
@@ -407,7 +404,7 @@ def dataset_versions(run_refs: DataFrame, values: FacetValues) -> DataFrame:
     """
     outputs = run_refs.where((F.col("role") == "output") & F.col("run_id").isNotNull())
     facets = F.col("facets")
-    outputs = lookup(outputs, facets["schema"], values, _schema=lambda at: _schema_hash(at("fields")))
+    outputs = lookup(outputs, facets["schema"], values, _schema=lambda at: schema_hash(at("fields")))
     outputs = lookup(outputs, facets["version"], values, _version=_json("datasetVersion"))
     outputs = lookup(
         outputs, facets["lifecycleStateChange"], values, _lifecycle=_json("lifecycleStateChange")
@@ -432,7 +429,7 @@ def dataset_versions(run_refs: DataFrame, values: FacetValues) -> DataFrame:
     )
 
 
-def _schema_hash(fields: Column) -> Column:
+def schema_hash(fields: Column) -> Column:
     """The key of a schema: the hash of its fields' JSON (NULL without fields)."""
     return F.when(fields.isNotNull(), digest(fields))
 
@@ -502,6 +499,14 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
     return history.withColumn("repeated", F.when(same, 1).otherwise(0))
 
 
+def asserted(history: DataFrame, name: str, values: FacetValues) -> DataFrame:
+    """The distinct values (hash, value) asserted (not deleted) as facet `name` in `history`."""
+    hashes = history.where((F.col("name") == name) & (F.col("deleted") == 0)).select(
+        F.col("value_hash").alias("hash")
+    )
+    return _values_named(hashes, values)
+
+
 def facet_values(values: FacetValues, *frames: DataFrame) -> DataFrame:
     """The values the frames' `value_hash` name (each distinct value of the batch once)."""
     used = union(*[frame.select(F.col("value_hash").alias("hash")) for frame in frames])
@@ -532,134 +537,6 @@ def symlinks(refs: DataFrame, values: FacetValues) -> DataFrame:
     )
     rows = rows.where(F.col("node_id") != F.col("alias_node_id"))
     return rows.groupBy("node_id", "alias_node_id").agg(F.min("type").alias("type"))
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema fields and column lineage: parsed once per distinct facet value
-# ---------------------------------------------------------------------------------------------
-_FIELD = StructType(
-    [
-        StructField("path", StringType()),
-        StructField("position", IntegerType()),
-        StructField("type", StringType()),
-        StructField("description", StringType()),
-    ]
-)
-
-
-@F.udf(returnType=ArrayType(_FIELD), useArrow=False)
-def _flatten_fields(fields_json: str | None) -> list[SchemaField]:
-    return flatten_fields(fields_json)
-
-
-def _asserted(history: DataFrame, name: str, values: FacetValues) -> DataFrame:
-    """The distinct values (hash, value) asserted (not deleted) as facet `name` in `history`."""
-    hashes = history.where((F.col("name") == name) & (F.col("deleted") == 0)).select(
-        F.col("value_hash").alias("hash")
-    )
-    return _values_named(hashes, values)
-
-
-def schema_fields(history: DataFrame, values: FacetValues) -> DataFrame:
-    """Fields (nested ones flattened to dotted paths) of every distinct schema, by schema hash."""
-    schemas = (
-        _asserted(history, "schema", values)
-        .select(F.get_json_object("value", "$.fields").alias("fields"))
-        .where(F.col("fields").isNotNull())
-        .dropDuplicates()
-        .select(
-            _schema_hash(F.col("fields")).alias("schema_hash"),
-            F.explode(_flatten_fields("fields")).alias("f"),
-        )
-    )
-    fields = _whole(schemas.select("schema_hash", "f.path", "f.position", "f.type", "f.description"))
-    return fields.dropDuplicates(["schema_hash", "path"])
-
-
-_LINEAGE = StructType(
-    [
-        StructField("field", StringType()),
-        StructField("input_node_id", StringType()),
-        StructField("input_field", StringType()),
-        StructField("type", StringType()),
-        StructField("subtype", StringType()),
-        StructField("description", StringType()),
-        StructField("masking", BooleanType()),
-    ]
-)
-
-
-@F.udf(returnType=ArrayType(_LINEAGE), useArrow=False)
-def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str | None, bool | None]]:
-    import orjson
-
-    try:
-        facet = orjson.loads(value) if value else {}
-    except orjson.JSONDecodeError:
-        return []
-    if not isinstance(facet, dict):
-        return []
-    rows: dict[tuple[str, str, str, str, str], tuple[str | None, bool | None]] = {}
-
-    def add(field: str, inputs: object, legacy: dict[str, object]) -> None:
-        if not isinstance(inputs, list):
-            return
-        for source in inputs:
-            if not isinstance(source, dict):
-                continue
-            ns, name, src_field = source.get("namespace"), source.get("name"), source.get("field")
-            if not (isinstance(ns, str) and isinstance(name, str)):
-                continue
-            node = f"dataset:{ns}:{name}"
-            src = src_field if isinstance(src_field, str) else ""
-            transformations = source.get("transformations")
-            if isinstance(transformations, list) and transformations:
-                for t in transformations:
-                    if isinstance(t, dict):
-                        kind = t.get("type") if isinstance(t.get("type"), str) else "DIRECT"
-                        sub = t.get("subtype") if isinstance(t.get("subtype"), str) else ""
-                        text = t.get("description") if isinstance(t.get("description"), str) else None
-                        mask = t.get("masking") if isinstance(t.get("masking"), bool) else None
-                        rows[(field, node, src, str(kind), str(sub))] = (text, mask)
-            else:  # deprecated form: transformationType / transformationDescription on the field
-                legacy_type = legacy.get("transformationType")
-                legacy_text = legacy.get("transformationDescription")
-                kind = "INDIRECT" if legacy_type == "INDIRECT" else "DIRECT"
-                sub = (
-                    legacy_type
-                    if isinstance(legacy_type, str) and legacy_type not in ("DIRECT", "INDIRECT")
-                    else ""
-                )
-                rows[(field, node, src, kind, sub)] = (
-                    legacy_text if isinstance(legacy_text, str) else None,
-                    None,
-                )
-
-    fields = facet.get("fields")
-    if isinstance(fields, dict):
-        for name, spec in fields.items():
-            if isinstance(spec, dict):
-                add(name, spec.get("inputFields"), spec)
-    dataset_level = facet.get("dataset")
-    if isinstance(dataset_level, list):
-        add("", dataset_level, {})
-    return [(*key, *extra) for key, extra in sorted(rows.items())]
-
-
-def column_lineage(history: DataFrame, values: FacetValues) -> DataFrame:
-    """Column lineage edges of every distinct columnLineage facet value, keyed by its hash."""
-    facets = _asserted(history, "columnLineage", values).select(F.col("hash").alias("facet_hash"), "value")
-    rows = facets.select("facet_hash", F.explode(_lineage_rows("value")).alias("c"))
-    return rows.select(
-        "facet_hash",
-        "c.field",
-        "c.input_node_id",
-        "c.input_field",
-        "c.type",
-        "c.subtype",
-        "c.description",
-        F.col("c.masking").cast("int").alias("masking"),
-    )
 
 
 # ---------------------------------------------------------------------------------------------
