@@ -250,6 +250,43 @@ _SYMLINK = {"namespace": "n", "name": _long(700), "type": "TABLE"}
             "fields.a.inputFields[0].field is 601 bytes long; a field may have at most 600",
         ),
         (
+            "outputs[0].facets.columnLineage",
+            facet(
+                "ColumnLineageDatasetFacet",
+                "1-2-0",
+                fields={},
+                dataset=[
+                    {
+                        "namespace": "n",
+                        "name": "t",
+                        "field": "f",
+                        "transformations": [{"type": "DIRECT", "subtype": _long(129)}],
+                    }
+                ],
+            ),
+            "dataset[0].transformations[0].subtype is 129 bytes long; a subtype may have at most 128",
+        ),
+        (
+            "outputs[0].facets.columnLineage",
+            facet(
+                "ColumnLineageDatasetFacet",
+                "1-0-1",
+                fields={
+                    "a": {
+                        "inputFields": [{"namespace": "n", "name": "t", "field": "f"}],
+                        "transformationType": _long(200),
+                        "transformationDescription": "d",
+                    }
+                },
+            ),
+            "fields.a.transformationType is 200 bytes long; a transformationType may have at most 128",
+        ),
+        (
+            "inputs[0].facets.dataSource",
+            {**facet("DatasourceDatasetFacet", "1-0-1", uri="s3://b"), "name": _long(601)},
+            "name is 601 bytes long; a name may have at most 600",
+        ),
+        (
             "outputs[0].facets.schema",
             facet(
                 "SchemaDatasetFacet",

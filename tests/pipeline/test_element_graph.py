@@ -136,7 +136,7 @@ def test_elements_stored_before_the_description_limit_are_left_out_and_the_pass_
     elements are folded, and their edge."""
     rng = random.Random(3)
     long_names = ["".join(rng.choice(string.ascii_letters) for _ in range(2_000)) for _ in range(2)]
-    doc = {
+    doc: dict[str, Any] = {
         "description": "score: churn",
         "type": "score",
         "elements": [

@@ -18,12 +18,22 @@ MAX_NAMESPACE_BYTES = 256
 MAX_NAME_BYTES = 600  # three node ids of a 256-byte namespace and a 600-byte name: 2,591 bytes
 MAX_RUN_ID_BYTES = 256  # a run id that is not a UUID (a UUID has 36)
 MAX_FIELD_PATH_BYTES = 1_500  # a schema field's path: its nested names joined by dots
+# a column lineage transformation's type and subtype (DIRECT, AGGREGATION, ...), which key its rows
+# with the output field, the input dataset and the input field
+MAX_TRANSFORMATION_BYTES = 128
 # A node id: `dataset:`, `job:` or `element:`, a namespace (or an element's type), `:` and a name
 # (or an element's description). The pipeline leaves out a longer one, which an event stored before
 # these limits may still hold.
 MAX_NODE_ID_BYTES = len("element:") + MAX_NAMESPACE_BYTES + 1 + MAX_NAME_BYTES
 MAX_TAG_BYTES = 256  # a tag's name (set through the API; it keys the tag tables beside a field)
-NAME_LIMITS = {"namespace": MAX_NAMESPACE_BYTES, "name": MAX_NAME_BYTES, "field": MAX_NAME_BYTES}
+NAME_LIMITS = {
+    "namespace": MAX_NAMESPACE_BYTES,
+    "name": MAX_NAME_BYTES,
+    "field": MAX_NAME_BYTES,
+    "type": MAX_TRANSFORMATION_BYTES,
+    "subtype": MAX_TRANSFORMATION_BYTES,
+    "transformationType": MAX_TRANSFORMATION_BYTES,
+}
 _MAX_REASONS = 3
 _SOURCE_KEYS = ("namespace", "name", "field")  # a column lineage input's
 
@@ -64,9 +74,19 @@ def _schema_paths(fields: object, prefix: str, where: str, reasons: list[str]) -
         _schema_paths(item.get("fields"), f"{path}.", f"{where}[{i}].fields", reasons)
 
 
+def _sources(items: object, where: str, reasons: list[str]) -> None:
+    """Note the column lineage inputs of `items` (and their transformations) over their limits."""
+    for i, source in _each(items):
+        _limited(source, f"{where}[{i}].", _SOURCE_KEYS, reasons)
+        for j, step in _each(source.get("transformations") if isinstance(source, dict) else None):
+            _limited(step, f"{where}[{i}].transformations[{j}].", ("type", "subtype"), reasons)
+
+
 def identity_reasons(facet_name: str, facet: dict[str, Any]) -> list[str]:
     """Why a published facet's identities break their limits (empty when they do not): its
-    `facet_name` is the schema's (ParentRunFacet, SymlinksDatasetFacet, ...)."""
+    `facet_name` is the schema's (ParentRunFacet, SymlinksDatasetFacet, ...). The pipeline leaves
+    out what these name over a limit whatever the facet's schema (`headwater.pipeline`): a facet of
+    a schema it does not know, or stored before a limit, is read by its name there."""
     reasons: list[str] = []
     if facet_name == "ParentRunFacet":
         _limited(facet.get("job"), "job.", ("namespace", "name"), reasons)
@@ -84,12 +104,15 @@ def identity_reasons(facet_name: str, facet: dict[str, Any]) -> list[str]:
                 reasons.append(
                     f"fields has a field name of {size} bytes; a field may have at most {MAX_NAME_BYTES}"
                 )
-            for i, source in _each(spec.get("inputFields") if isinstance(spec, dict) else None):
-                _limited(
-                    source, f"fields.{name[:40]}.inputFields[{i}].", ("namespace", "name", "field"), reasons
-                )
-        for i, source in _each(facet.get("dataset")):
-            _limited(source, f"dataset[{i}].", _SOURCE_KEYS, reasons)
+            _limited(spec, f"fields.{name[:40]}.", ("transformationType",), reasons)
+            _sources(
+                spec.get("inputFields") if isinstance(spec, dict) else None,
+                f"fields.{name[:40]}.inputFields",
+                reasons,
+            )
+        _sources(facet.get("dataset"), "dataset", reasons)
+    elif facet_name == "DatasourceDatasetFacet":
+        _limited(facet, "", ("name",), reasons)
     elif facet_name == "SchemaDatasetFacet":
         _schema_paths(facet.get("fields"), "", "fields", reasons)
     return reasons[:_MAX_REASONS]

@@ -9,6 +9,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, BooleanType, IntegerType, StringType, StructField, StructType
 
+from headwater.events.limits import (
+    MAX_NAME_BYTES,
+    MAX_NAMESPACE_BYTES,
+    MAX_TRANSFORMATION_BYTES,
+    too_long,
+)
 from headwater.events.schema_fields import SchemaField, flatten_fields
 from headwater.pipeline import transforms as t
 from headwater.pipeline.transforms import FacetValues
@@ -59,6 +65,9 @@ _LINEAGE = StructType(
 
 @F.udf(returnType=ArrayType(_LINEAGE), useArrow=False)
 def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str | None, bool | None]]:
+    """The rows of a column lineage facet value. A row whose key is over the limits of
+    `headwater.events.limits` (a facet of a schema Headwater does not know, or stored before the
+    limits) is left out: the key would not fit PostgreSQL's index."""
     import orjson
 
     try:
@@ -69,14 +78,22 @@ def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str 
         return []
     rows: dict[tuple[str, str, str, str, str], tuple[str | None, bool | None]] = {}
 
+    def put(key: tuple[str, str, str, str, str], extra: tuple[str | None, bool | None]) -> None:
+        if not (too_long(key[3], MAX_TRANSFORMATION_BYTES) or too_long(key[4], MAX_TRANSFORMATION_BYTES)):
+            rows[key] = extra
+
     def add(field: str, inputs: object, legacy: dict[str, object]) -> None:
-        if not isinstance(inputs, list):
+        if not isinstance(inputs, list) or too_long(field, MAX_NAME_BYTES):
             return
         for source in inputs:
             if not isinstance(source, dict):
                 continue
             ns, name, src_field = source.get("namespace"), source.get("name"), source.get("field")
             if not (isinstance(ns, str) and isinstance(name, str)):
+                continue
+            if too_long(ns, MAX_NAMESPACE_BYTES) or too_long(name, MAX_NAME_BYTES):
+                continue
+            if isinstance(src_field, str) and too_long(src_field, MAX_NAME_BYTES):
                 continue
             node = f"dataset:{ns}:{name}"
             src = src_field if isinstance(src_field, str) else ""
@@ -88,7 +105,7 @@ def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str 
                         sub = t.get("subtype") if isinstance(t.get("subtype"), str) else ""
                         text = t.get("description") if isinstance(t.get("description"), str) else None
                         mask = t.get("masking") if isinstance(t.get("masking"), bool) else None
-                        rows[(field, node, src, str(kind), str(sub))] = (text, mask)
+                        put((field, node, src, str(kind), str(sub)), (text, mask))
             else:  # deprecated form: transformationType / transformationDescription on the field
                 legacy_type = legacy.get("transformationType")
                 legacy_text = legacy.get("transformationDescription")
@@ -98,10 +115,8 @@ def _lineage_rows(value: str | None) -> list[tuple[str, str, str, str, str, str 
                     if isinstance(legacy_type, str) and legacy_type not in ("DIRECT", "INDIRECT")
                     else ""
                 )
-                rows[(field, node, src, kind, sub)] = (
-                    legacy_text if isinstance(legacy_text, str) else None,
-                    None,
-                )
+                text = legacy_text if isinstance(legacy_text, str) else None
+                put((field, node, src, kind, sub), (text, None))
 
     fields = facet.get("fields")
     if isinstance(fields, dict):

@@ -35,7 +35,7 @@ from pyspark.sql.window import Window
 
 from headwater.events.facets import IDENTIFIER
 from headwater.events.generic import GENERIC_KIND
-from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES
+from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, MAX_RUN_ID_BYTES
 from headwater.pipeline.elements import parse_generic
 
 _FACETS = MapType(StringType(), StringType())
@@ -162,8 +162,29 @@ def parse_events(raw: DataFrame) -> DataFrame:
 
 
 def events_of(parsed: DataFrame) -> DataFrame:
-    """The events of parsed compact rows."""
-    return parsed.where(F.col("facet_hash").isNull())
+    """The events of parsed compact rows, but those whose own identities are over the limits of
+    `headwater.events.limits`: ingest refuses them now, and one stored before the limits would
+    key rows beyond what PostgreSQL's indexes take, failing every pass."""
+    return parsed.where(F.col("facet_hash").isNull() & _within_limits())
+
+
+def fits(text: Column | str, limit: int) -> Column:
+    """Whether `text` is at most `limit` UTF-8 bytes long (NULL fits: it keys nothing)."""
+    return F.coalesce(F.octet_length(text) <= limit, F.lit(True))
+
+
+def _within_limits() -> Column:
+    def named(entity: Column) -> Column:
+        return fits(entity["namespace"], MAX_NAMESPACE_BYTES) & fits(entity["name"], MAX_NAME_BYTES)
+
+    doc = F.col("doc")
+    checks = [
+        *(fits(column, MAX_RUN_ID_BYTES) for column in ("run_id", "parent_run_id", "root_run_id")),
+        named(doc["job"]),
+        named(doc["dataset"]),
+        *(F.coalesce(F.forall(doc[side], named), F.lit(True)) for side in ("inputs", "outputs")),
+    ]
+    return reduce(operator.and_, checks)
 
 
 # The text at each top-level key of a facet value that a lookup reads (`Key`). A batch's distinct
@@ -365,11 +386,12 @@ def namespaces(datasets: DataFrame, jobs: DataFrame) -> DataFrame:
 
 def with_sources(refs: DataFrame, values: FacetValues) -> DataFrame:
     """Dataset references with the source their dataSource facet names (`source_name`: its name,
-    else the dataset's namespace; `source_uri`), NULL without one."""
+    else, or when over MAX_NAME_BYTES, the dataset's namespace; `source_uri`), NULL without one."""
     found = lookup(
         refs, F.col("facets")["dataSource"], values, _source=_json("name"), source_uri=_json("uri")
     )
-    named = F.when(F.col("facets")["dataSource"].isNotNull(), F.coalesce("_source", "namespace"))
+    source = F.when(fits("_source", MAX_NAME_BYTES), F.col("_source"))  # a longer name keys nothing
+    named = F.when(F.col("facets")["dataSource"].isNotNull(), F.coalesce(source, "namespace"))
     return found.withColumn("source_name", named).drop("_source")
 
 
@@ -471,11 +493,17 @@ def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
     )
 
 
+def _named_value() -> Column:
+    """A facet row (name, value_hash) the model keeps: with a value, and a name within its limit
+    (a longer one, stored before the limit, would not fit the facet tables' keys)."""
+    return F.col("value_hash").isNotNull() & fits("name", MAX_NAME_BYTES)
+
+
 def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
     """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one;
     `repeated`: whether it repeats the batch's assertion before it and is not the batch's last."""
     rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
-        F.col("value_hash").isNotNull()
+        _named_value()
     )
     asserted = rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
         F.max("value_hash").alias("value_hash")
@@ -514,7 +542,8 @@ def facet_values(values: FacetValues, *frames: DataFrame) -> DataFrame:
 
 
 def symlinks(refs: DataFrame, values: FacetValues) -> DataFrame:
-    """dataset → alias pairs from the symlinks facet (any time it was asserted)."""
+    """dataset → alias pairs from the symlinks facet (any time it was asserted); an alias over the
+    limits of `headwater.events.limits` is left out."""
     identifiers = F.from_json(
         F.col("_identifiers"),
         ArrayType(
@@ -530,7 +559,9 @@ def symlinks(refs: DataFrame, values: FacetValues) -> DataFrame:
     linked = refs.where(F.col("facets")["symlinks"].isNotNull())
     linked = lookup(linked, F.col("facets")["symlinks"], values, _identifiers=_json("identifiers"))
     rows = linked.select("node_id", F.explode(identifiers).alias("i"))
-    rows = rows.where(F.col("i.name").isNotNull() & F.col("i.namespace").isNotNull()).select(
+    identified = F.col("i.name").isNotNull() & F.col("i.namespace").isNotNull()
+    within = fits("i.namespace", MAX_NAMESPACE_BYTES) & fits("i.name", MAX_NAME_BYTES)
+    rows = rows.where(identified & within).select(
         "node_id",
         dataset_node(F.col("i.namespace"), F.col("i.name")).alias("alias_node_id"),
         F.coalesce(F.col("i.type"), F.lit("")).alias("type"),
@@ -627,7 +658,7 @@ def run_facets(run_events: DataFrame) -> DataFrame:
     )
     latest = F.max(F.struct("event_time", "seq", "value_hash"))
     return (
-        rows.where(F.col("value_hash").isNotNull())
+        rows.where(_named_value())
         .groupBy("run_id", "name")
         .agg(latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"))
     )
@@ -652,7 +683,7 @@ def run_io_facets(refs: DataFrame) -> DataFrame:
     )
     latest = F.max(F.struct("event_time", "seq", "value_hash"))
     return (
-        rows.where(F.col("value_hash").isNotNull())
+        rows.where(_named_value())
         .groupBy("run_id", "direction", "node_id", "name")
         .agg(latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"))
     )
@@ -760,7 +791,7 @@ def job_parents(events: DataFrame, values: FacetValues) -> DataFrame:
     parent = F.col("doc.run.facets")["parent"]
     rows = events.where(parent.isNotNull() & F.col("doc.job.name").isNotNull())
     rows = lookup(rows, parent, values, _ns=_json("job.namespace"), _name=_json("job.name"))
-    rows = rows.where(
+    rows = rows.where(  # NULL (a parent facet naming no job) is left out too
         (F.octet_length("_ns") <= MAX_NAMESPACE_BYTES) & (F.octet_length("_name") <= MAX_NAME_BYTES)
     )
     return rows.select(
