@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from importlib import resources
 from typing import Any
@@ -58,6 +59,16 @@ def run_event(
         "producer": PRODUCER,
         "schemaURL": SCHEMA,
     }
+
+
+def nested_event(depth: int, *, job: str = "nested") -> bytes:
+    """A RunEvent's JSON nesting exactly `depth` levels (its own braces the first): a run facet
+    holding arrays inside arrays. As text, since a parser or a writer of Python values would
+    recurse as deep."""
+    deep = {"deep": {"_producer": PRODUCER, "_schemaURL": "https://e.x/D.json", "v": 0}}
+    doc = run_event(job=job, inputs=[], outputs=[], run_facets=deep)
+    levels = depth - 4  # the event, its run, the run's facets and the facet
+    return json.dumps(doc).replace('"v": 0', '"v": ' + "[" * levels + "]" * levels).encode()
 
 
 def migration_versions() -> list[int]:

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from headwater.api.app import create_app
 from headwater.config import Settings
+from headwater.events.limits import DEPTH_REASON
 from headwater.store import EventStore
 
 # The FastScore manual's example event (without its trailing comma), then what its services report
@@ -188,6 +189,20 @@ def test_batches_answer_per_event(client: TestClient) -> None:
     assert answer.json()[2]["error"].startswith("line 3: malformed JSON")
     assert post(client, [bad]).status_code == 400
     assert len(client.get("/lineage/1/events").json()) == 4
+
+
+def test_a_batch_keeps_its_events_beside_one_nested_too_deep_to_parse(client: TestClient) -> None:
+    # the array could not be split by a parser, and the whole batch was refused
+    deep = b'{"description": "d", "type": "t", "elements": [], "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    good = [orjson.dumps(doc) for doc in MANUAL_EVENTS[:2]]
+    answer = client.post("/lineage/1/events", content=b"[" + good[0] + b"," + deep + b"," + good[1] + b"]")
+    assert answer.status_code == 207, answer.text
+    assert [(row["status"], row.get("errors")) for row in answer.json()] == [
+        (201, None),
+        (400, [DEPTH_REASON]),
+        (201, None),
+    ]
+    assert len(client.get("/lineage/1/events").json()) == 2
 
 
 def test_the_latest_tag_of_a_key_is_decided_by_receive_order(client: TestClient) -> None:

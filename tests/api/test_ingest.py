@@ -12,9 +12,10 @@ from fastapi.testclient import TestClient
 
 from headwater.api.app import create_app
 from headwater.config import Settings
+from headwater.events.limits import DEPTH_REASON, MAX_JSON_DEPTH
 from headwater.ingest import metrics
 from headwater.store import EventStore, open_store
-from tests.factories import facet, run_event
+from tests.factories import facet, nested_event, run_event
 
 JSON = {"content-type": "application/json"}
 
@@ -115,6 +116,47 @@ def test_a_batch_keeps_its_good_events_beside_ones_its_parsers_refuse(
     listed = client.get("/api/v1/events/lineage", params={"limit": 10}).json()["events"]
     assert sorted(e["job"]["name"] for e in listed) == ["a", "b", "c"]
     assert {json.dumps(e, sort_keys=True) for e in listed} == {json.dumps(e, sort_keys=True) for e in good}
+
+
+def test_events_nested_too_deep_are_refused_and_the_rest_of_a_batch_kept(
+    client: TestClient, store: EventStore
+) -> None:
+    # Parsers recurse once a level: an event nested past about 1,000 was a 500 that lost the good
+    # events of its batch; one a little less deep was taken on one ingest path and not another
+    deepest = client.post(
+        "/api/v1/lineage", content=nested_event(MAX_JSON_DEPTH, job="deepest"), headers=JSON
+    )
+    assert deepest.status_code == 201, deepest.text
+    for depth in (MAX_JSON_DEPTH + 1, 990, 5000):
+        single = client.post("/api/v1/lineage", content=nested_event(depth), headers=JSON)
+        assert single.status_code == 400 and single.json()["errors"] == [DEPTH_REASON], (depth, single.text)
+        zipped = client.post(
+            "/api/v1/lineage",
+            content=gzip.compress(nested_event(depth)),
+            headers={**JSON, "Content-Encoding": "gzip"},
+        )
+        assert zipped.status_code == 400 and zipped.json()["errors"] == [DEPTH_REASON]
+    good = [json.dumps(run_event(job=name)).encode() for name in ("a", "b", "c")]
+    body = b"[" + b",".join([good[0], nested_event(5000), good[1], nested_event(600), good[2]]) + b"]"
+    batch = client.post("/api/v1/lineage/batch", content=body, headers=JSON)
+    assert batch.status_code == 207
+    assert [(r["status"], r.get("errors")) for r in batch.json()] == [
+        (201, None),
+        (400, [DEPTH_REASON]),
+        (201, None),
+        (400, [DEPTH_REASON]),
+        (201, None),
+    ]
+    lines = b"\n".join([good[0], nested_event(5000)])
+    ndjson = client.post(
+        "/api/v1/lineage/batch", content=lines, headers={"Content-Type": "application/x-ndjson"}
+    )
+    assert [(r["status"], r.get("errors")) for r in ndjson.json()] == [
+        (200, None),
+        (400, [f"line 2: {DEPTH_REASON}"]),
+    ]
+    listed = client.get("/api/v1/events/lineage", params={"limit": 10}).json()["events"]
+    assert sorted(e["job"]["name"] for e in listed) == ["a", "b", "c", "deepest"]
 
 
 def test_an_array_broken_between_its_items_is_still_one_400(client: TestClient) -> None:

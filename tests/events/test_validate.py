@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from typing import Any
 
 import pytest
 
 from headwater.errors import InvalidEvent
+from headwater.events.limits import DEPTH_REASON, MAX_JSON_DEPTH
 from headwater.events.validate import validate_event
-from tests.factories import facet, run_event
+from tests.factories import facet, nested_event, run_event
 
 
 def errors_of(event: Any) -> list[str]:
@@ -466,3 +468,13 @@ def test_a_leap_second_is_the_first_second_of_the_next_minute() -> None:
     )
     event = validate_event(run_event(event_time="2024-05-01T23:59:60.5+01:00"))
     assert event.event_time == "2024-05-01T23:00:00.5000000Z"
+
+
+def test_an_event_nested_deeper_than_the_limit_is_refused_whole() -> None:
+    deepest = json.loads(nested_event(MAX_JSON_DEPTH))
+    assert validate_event(deepest).warnings == ()
+    assert errors_of(json.loads(nested_event(MAX_JSON_DEPTH + 1))) == [DEPTH_REASON]
+    assert errors_of(json.loads(nested_event(900))) == [DEPTH_REASON]  # past what orjson writes
+    with pytest.raises(InvalidEvent) as caught:
+        validate_event(json.loads(nested_event(MAX_JSON_DEPTH + 1)), nested_event(MAX_JSON_DEPTH + 1))
+    assert caught.value.errors == [DEPTH_REASON]

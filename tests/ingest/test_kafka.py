@@ -23,11 +23,12 @@ from headwater.api.app import create_app
 from headwater.cli import main
 from headwater.config import Settings
 from headwater.errors import ConfigError, StoreRefused, StoreUnavailable
+from headwater.events.limits import DEPTH_REASON, MAX_JSON_DEPTH
 from headwater.events.model import Event
 from headwater.ingest import metrics
 from headwater.ingest.kafka import KafkaIngester, consumer_config, group_lag
 from headwater.store.base import EventStore
-from tests.factories import run_event
+from tests.factories import nested_event, run_event
 from tests.ingest.conftest import Broker
 from tests.ingest.kafka_helpers import (
     RecordingKafkaTransport,
@@ -256,6 +257,27 @@ def test_an_event_the_store_refuses_is_dead_lettered_alone(
     assert stored_count(store) == 4
     (letter,) = store.dead_letters(topic=topic, limit=5, before_id=None)
     assert letter.offset == 3 and "value too long" in letter.error
+
+
+def test_an_event_nested_too_deep_is_dead_lettered_and_the_consumer_goes_on(
+    broker: Broker,
+    new_topic: Callable[..., str],
+    kafka_settings: MakeSettings,
+    store: EventStore,
+    consumers: list[KafkaIngester],
+) -> None:
+    # the lean path's parser raised out of the consumer's batch on such a message
+    topic = new_topic(1)
+    producer = broker.producer()
+    for value in (_valid(0), nested_event(5000), nested_event(MAX_JSON_DEPTH + 1), _valid(1)):
+        producer.produce(topic, value=value)
+    assert producer.flush(10) == 0
+    ingester = consume(kafka_settings(topic), store, consumers)
+    wait_for(lambda: ingester.totals.consumed == 4, 30, "4 messages consumed")
+    ingester.stop()
+    assert stored_count(store) == 2
+    letters = sorted(store.dead_letters(topic=topic, limit=5, before_id=None), key=lambda d: d.offset)
+    assert [(d.offset, d.error) for d in letters] == [(1, DEPTH_REASON), (2, DEPTH_REASON)]
 
 
 def _sample(text: str, name: str, **labels: str) -> float:

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 from headwater.errors import StoreUnavailable
+from headwater.events.limits import DEPTH_REASON
 from headwater.ingest.generic import replay_generic_files
 from headwater.ingest.replay import ReplaySummary, auto_workers, replay_documents, replay_files
 from headwater.ingest.service import Outcome, Validated, validate_documents
 from headwater.store import open_store
 from headwater.store.generic import generic_store
 from tests.api.test_generic import MANUAL_EVENTS
-from tests.factories import run_event
+from tests.factories import nested_event, run_event
 
 RUN = "0190c6b0-3c1e-7d3a-9f6e-2b1d4c5e6f70"
 
@@ -101,6 +102,27 @@ def test_a_line_longer_than_a_block_comes_whole(tmp_path: Path) -> None:
     summary = _replay(url, [path], batch_size=2, block_bytes=1_000)
 
     assert (summary.stored, summary.rejected) == (3, 0), summary.rejections
+    assert sorted(_stored_payloads(url), key=lambda e: e["eventTime"]) == events
+
+
+@pytest.mark.parametrize("workers", [0, 1], ids=["here", "other-processes"])
+def test_events_nested_too_deep_are_rejected_alone_in_both_kinds_of_file(
+    tmp_path: Path, workers: int
+) -> None:
+    events = _events(4)
+    deep = nested_event(5000)
+    lines = tmp_path / "deep.ndjson"
+    lines.write_bytes(b"\n".join([json.dumps(events[0]).encode(), deep, json.dumps(events[1]).encode()]))
+    array = tmp_path / "deep.json"
+    array.write_bytes(
+        b"[" + b",".join([json.dumps(events[2]).encode(), deep, json.dumps(events[3]).encode()]) + b"]"
+    )
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+
+    summary = _replay(url, [lines, array], workers=workers)
+
+    assert (summary.stored, summary.rejected) == (4, 2), summary.rejections
+    assert summary.rejections == [f"{lines}#1: line 2: {DEPTH_REASON}", f"{array}#1: {DEPTH_REASON}"]
     assert sorted(_stored_payloads(url), key=lambda e: e["eventTime"]) == events
 
 

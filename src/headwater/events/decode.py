@@ -103,6 +103,8 @@ def unparsed_document(index: int, raw: bytes, where: str = "") -> Document | Non
         _RAW.decode(raw)
     except msgspec.DecodeError:
         return None
+    except RecursionError:  # nested deeper than msgspec goes: refused for its depth when validated
+        pass
     return Document(index, raw=raw, parsed=False, where=where)
 
 
@@ -129,7 +131,50 @@ def _unparsed(body: bytes) -> tuple[list[Document], bool] | None:
             ], True
     except msgspec.DecodeError:
         pass
+    except RecursionError:  # an event nested deeper than msgspec goes: each judged alone
+        documents = _split_documents(body)
+        if documents is not None:
+            return documents, True
     return None
+
+
+# a JSON string (escapes and all), an opening bracket, a closing one, or a comma
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|([\[{])|([\]}])|(,)', re.DOTALL)
+
+
+def split_array(body: bytes) -> list[bytes] | None:
+    """The bytes of each item of the JSON array `body`, found by its brackets and commas alone,
+    however deep the items nest (the parsers recurse and give up); None when `body` is not an
+    array whose brackets balance. The items themselves are not parsed."""
+    start = _LEADING_SPACE.match(body)
+    first = start.end() if start else 0
+    if body[first : first + 1] != b"[":
+        return None
+    items: list[bytes] = []
+    depth = 0
+    begin = first + 1
+    for token in _TOKEN.finditer(body, first):
+        opening, closing, comma = token.groups()
+        if opening:
+            depth += 1
+        elif closing:
+            depth -= 1
+            if depth == 0:
+                last = body[begin : token.start()].strip()
+                if last or items:
+                    items.append(last)
+                rest = body[token.end() :].strip()
+                return items if not rest and all(items) else None
+        elif comma and depth == 1:
+            items.append(body[begin : token.start()].strip())
+            begin = token.end()
+    return None
+
+
+def _split_documents(body: bytes) -> list[Document] | None:
+    """`split_array`'s items as unparsed documents, each judged alone when it is validated."""
+    items = split_array(body)
+    return None if items is None else [Document(i, raw=item, parsed=False) for i, item in enumerate(items)]
 
 
 _SCANNER = json.JSONDecoder()
@@ -168,8 +213,10 @@ def _array_items_one_by_one(body: bytes) -> list[Document] | None:
             if not text.startswith(",", end):
                 return None
             position = end + 1
-    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+    except ValueError:  # json.JSONDecodeError is a ValueError
         return None
+    except RecursionError:  # an item nested deeper than the scanner goes: split by brackets
+        return _split_documents(body)
     return documents if not text[position:].strip(_SPACE) else None
 
 

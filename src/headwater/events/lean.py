@@ -31,7 +31,7 @@ from headwater.events.facet_refs import FacetValue, facet_hash, kept_inline
 from headwater.events.facets import FacetKind, facet_path, facet_reasons
 from headwater.events.flat_facets import FLAT
 from headwater.events.ids import content_hash, event_id
-from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, too_long
+from headwater.events.limits import MAX_JSON_DEPTH, MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, deeper_than, too_long
 from headwater.events.model import EVENT_TYPES, Event
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
 from headwater.events.validate import has_lenient_parent, is_uuid, kind_of_schema_url, parent_ids
@@ -189,6 +189,10 @@ class FacetVerdicts:
         return False
 
     def _judge_container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
+        # A container is at most three levels into its event (an output's facets); a deeper one
+        # leaves for the full path, which refuses the event if it is too deep as a whole.
+        if deeper_than(raw, MAX_JSON_DEPTH - 3):
+            raise _NotLean
         try:
             facets = _CONTAINER.decode(raw)
         except msgspec.DecodeError:  # not an object: the full path names it
@@ -371,7 +375,14 @@ def _parent_ids(raw: bytes) -> tuple[str | None, str | None]:
 
 
 _BATCH = msgspec.json.Decoder(list[_RunEvent])
-_SKIPPED = (_NotLean, msgspec.DecodeError, orjson.JSONDecodeError, EventTimeError, UnicodeDecodeError)
+_SKIPPED = (
+    _NotLean,
+    msgspec.DecodeError,
+    orjson.JSONDecodeError,
+    EventTimeError,
+    UnicodeDecodeError,
+    RecursionError,
+)
 
 
 def decode_one(raw: bytes) -> _RunEvent | None:
@@ -379,7 +390,7 @@ def decode_one(raw: bytes) -> _RunEvent | None:
     not one JSON object of a RunEvent's core fields."""
     try:
         return _DECODER.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested deeper than msgspec goes: not lean
         return None
 
 
@@ -388,7 +399,7 @@ def decode_batch(body: bytes) -> list[_RunEvent] | None:
     RunEvent's core fields (then the array is split and each event goes its own way)."""
     try:
         return _BATCH.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 

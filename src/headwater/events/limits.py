@@ -8,10 +8,14 @@ failed every pipeline pass on PostgreSQL (or, in the event store's own columns, 
 event's own identities over a limit reject the event (`headwater.events.validate`); a facet's make
 that facet untrusted, so the pipeline leaves it out, as any facet that breaks its rules. A tag's
 name over its limit is a 400 of the tag routes (`headwater.query.catalog`).
+
+Also how deep an event's JSON may nest (`MAX_JSON_DEPTH`): parsers recurse once a level, and an
+event nested deeper than they go was a 500 that took the good events of its batch with it.
 """
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 MAX_NAMESPACE_BYTES = 256
@@ -26,6 +30,12 @@ MAX_TRANSFORMATION_BYTES = 128
 # these limits may still hold.
 MAX_NODE_ID_BYTES = len("element:") + MAX_NAMESPACE_BYTES + 1 + MAX_NAME_BYTES
 MAX_TAG_BYTES = 256  # a tag's name (set through the API; it keys the tag tables beside a field)
+# Arrays and objects inside each other, the event's own braces the first level. msgspec and Python's
+# parsers fail past about 1,000 levels (how far depends on the caller's stack, so on the ingest
+# path), orjson at 1,024, and a facet is written back inside a few more levels: 512 is a limit that
+# holds on every path, far beyond any producer's facets.
+MAX_JSON_DEPTH = 512
+DEPTH_REASON = f"event: nested more than {MAX_JSON_DEPTH} levels deep (arrays and objects inside each other)"
 NAME_LIMITS = {
     "namespace": MAX_NAMESPACE_BYTES,
     "name": MAX_NAME_BYTES,
@@ -44,6 +54,23 @@ def too_long(value: str, limit: int) -> int | None:
         return None
     size = len(value.encode("utf-8", "surrogatepass"))
     return size if size > limit else None
+
+
+_NOT_A_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def deeper_than(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text `raw` nests arrays and objects more than `limit` levels deep. Cheap
+    for the common text: one with no more brackets than `limit` cannot nest deeper."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    # Without its escaped backslashes and quotes, the text's quotes alternate opening and closing a
+    # string: the pieces between them are, in turn, outside a string and inside one.
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in raw else raw
+    outside = b"".join(unescaped.split(b'"')[::2])
+    brackets = outside.translate(None, _NOT_A_BRACKET)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
 def _limited(holder: object, where: str, keys: tuple[str, ...], reasons: list[str]) -> None:

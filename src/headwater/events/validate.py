@@ -6,7 +6,8 @@ Run ids (`run.runId`, and the parent facet's `run.runId` and `root.run.runId`) m
 non-empty string: one that is not a UUID is kept as sent and reported as a warning.
 
 Namespaces, names and run ids have a length limit in bytes (`headwater.events.limits`): they
-become the lineage model's keys. A longer one is refused, naming the field.
+become the lineage model's keys. A longer one is refused, naming the field, and so is an event
+nested deeper than `MAX_JSON_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from headwater.events.decode import dumps
 from headwater.events.facet_refs import split_event
 from headwater.events.facets import FacetKind, check_facets
 from headwater.events.ids import content_hash, event_id
-from headwater.events.limits import MAX_RUN_ID_BYTES, NAME_LIMITS, too_long
+from headwater.events.limits import DEPTH_REASON, MAX_RUN_ID_BYTES, NAME_LIMITS, deeper_than, too_long
 from headwater.events.model import EVENT_TYPES, Event, EventKind
 from headwater.events.times import EventTimeError, format_ticks, parse_event_time
 
@@ -245,6 +246,12 @@ def validate_event(doc: object, raw: bytes | None = None) -> Event:
     """Check one decoded event; return it ready to store, or raise InvalidEvent naming each field."""
     if not isinstance(doc, dict):
         raise InvalidEvent([f"event: must be a JSON object, got {_describe(doc)}"])
+    try:
+        canonical = dumps(doc, sort_keys=True)
+    except RecursionError:
+        canonical = None
+    if canonical is None or deeper_than(canonical):
+        raise InvalidEvent([DEPTH_REASON])
     check = _Checker()
     ticks = 0
     time_value = check.string(doc, "eventTime", "")
@@ -293,7 +300,7 @@ def validate_event(doc: object, raw: bytes | None = None) -> Event:
     if check.errors:
         raise InvalidEvent(check.errors)
     assert kind is not None and producer is not None
-    digest = content_hash(dumps(doc, sort_keys=True))
+    digest = content_hash(canonical)
     try:
         payload = raw.decode() if raw is not None else dumps(doc).decode()
     except UnicodeDecodeError:  # a body in another encoding is kept as its JSON value

@@ -15,6 +15,7 @@ from typing import Any
 from headwater.errors import InvalidEvent
 from headwater.events.decode import Document, MalformedJSON, loads
 from headwater.events.lean import validate_decoded, validate_raw
+from headwater.events.limits import DEPTH_REASON, deeper_than
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
 
@@ -106,6 +107,8 @@ def validate_document(doc: Document) -> Event:
     if event is not None:
         return event
     raw = doc.own_bytes()
+    if deeper_than(raw):  # before a parser recurses that deep
+        raise InvalidEvent([f"{doc.where}{DEPTH_REASON}"])
     try:
         value = loads(raw)
     except MalformedJSON as exc:
