@@ -37,6 +37,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headwater.events.facets import MAX_ISSUES_PER_FACET, FacetIssue, FacetKind, check_facets
+from headwater.events.validate import validate_event
 from tests.events.oracle import (
     CORE,
     FACET_KIND_DEF,
@@ -49,6 +50,7 @@ from tests.events.oracle import (
     target_ref,
     validator,
 )
+from tests.factories import run_event
 
 needs_spec = pytest.mark.skipif(not HAVE_SPEC, reason=NO_SPEC)
 
@@ -812,3 +814,20 @@ def test_bundle_builder_rejects_keywords_the_checker_does_not_implement(tmp_path
     assert result.returncode == 1
     assert "unsupported keyword 'pattern'" in result.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_facet_nested_too_deep_for_its_checks_is_untrusted_and_its_event_kept() -> None:
+    # the schema checks recurse a few calls a level: structs in structs 240 deep (480 JSON levels,
+    # within the event's limit) were a 500
+    field: dict[str, object] = {"name": "leaf", "type": "int"}
+    for level in range(240):
+        field = {"name": f"s{level}", "type": "struct", "fields": [field]}
+    schema = facet(
+        "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet",
+        fields=[field],
+    )
+    event = run_event(outputs=[{"namespace": "db", "name": "t", "facets": {"schema": schema}}])
+    reason = "outputs[0].facets.schema: facet is nested too deep to be checked against its schema"
+    validated = validate_event(event, json.dumps(event).encode())
+    assert reason in validated.warnings
+    assert validated.untrusted_facets == ("outputs[0].facets.schema",)

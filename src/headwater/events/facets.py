@@ -45,10 +45,11 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 import orjson
 
+from headwater.events.facet_messages import Check, Err, join_path, message, prefixed
 from headwater.events.limits import MAX_NAME_BYTES, identity_reasons, too_long
 
 __all__ = ["MAX_ISSUES_PER_FACET", "FacetIssue", "FacetKind", "check_facets", "facet_path", "facet_reasons"]
@@ -65,106 +66,6 @@ class FacetIssue:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
-
-
-# --------------------------------------------------------------------------------------------
-# Paths and messages
-# --------------------------------------------------------------------------------------------
-
-_Seg: TypeAlias = "str | int"
-# One violation: (path inside the facet, message code, code argument).
-_Err: TypeAlias = "tuple[tuple[_Seg, ...], str, Any]"
-_Check: TypeAlias = "Callable[[object], list[_Err] | None]"
-
-# a facet or key name written bare in a path (`run.facets.parent`); any other is quoted as JSON
-IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
-_IDENT = re.compile(IDENTIFIER)
-
-
-def _join(prefix: str, seg: _Seg) -> str:
-    if isinstance(seg, int):
-        return f"{prefix}[{seg}]"
-    if _IDENT.fullmatch(seg):
-        return f"{prefix}.{seg}" if prefix else seg
-    return f"{prefix}[{json.dumps(seg, ensure_ascii=False)}]"  # as the pipeline's Spark writes it
-
-
-def _path_str(path: tuple[_Seg, ...]) -> str:
-    out = ""
-    for seg in path:
-        out = _join(out, seg)
-    return out
-
-
-def _show(value: object) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "\\'") + "'"
-    return json.dumps(value)
-
-
-_ARTICLE = {
-    "object": "an object",
-    "array": "an array",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "a boolean",
-    "null": "null",
-}
-_FORMAT_NAMES = {"uuid": "uuid", "date-time": "RFC 3339 date-time"}
-
-
-def _message(err: _Err) -> str:
-    path, code, arg = err
-    subject = _path_str(path) or "facet"
-    if code == "required":  # path is the object's path, arg the missing key
-        return f"{_path_str((*path, arg))} is missing" if path else f"missing {_path_str((arg,))}"
-    if code == "dependent":
-        key, dep = arg
-        missing = f"{_path_str((*path, dep))} is missing" if path else f"missing {_path_str((dep,))}"
-        return f"{missing} (required when {key} is present)"
-    if code == "type":
-        return f"{subject} is not " + " or ".join(_ARTICLE.get(t, t) for t in arg)
-    if code == "enum":
-        shown = ", ".join(_show(v) for v in arg[:6]) + (", ..." if len(arg) > 6 else "")
-        return f"{subject} is not one of {shown}"
-    if code == "const":
-        return f"{subject} must be {_show(arg)}"
-    if code == "format":
-        return f"{subject} is not a valid {_FORMAT_NAMES.get(arg, arg)}"
-    if code == "additional":
-        return f"{subject} is not an allowed property"
-    if code == "false":
-        return f"{subject} is not allowed"
-    if code == "minimum":
-        return f"{subject} is less than {arg}"
-    if code == "maximum":
-        return f"{subject} is greater than {arg}"
-    if code == "exclusiveMinimum":
-        return f"{subject} must be greater than {arg}"
-    if code == "exclusiveMaximum":
-        return f"{subject} must be less than {arg}"
-    if code == "minItems":
-        return f"{subject} has fewer than {arg} items"
-    if code == "maxItems":
-        return f"{subject} has more than {arg} items"
-    if code == "minLength":
-        return f"{subject} is shorter than {arg} characters"
-    if code == "maxLength":
-        return f"{subject} is longer than {arg} characters"
-    if code == "oneOfMany":
-        return f"{subject} matches more than one allowed shape"
-    if code == "noMatch":  # arg: the closest branch's first error, relative to this path
-        if arg is None:
-            return f"{subject} matches none of the allowed shapes"
-        inner_path, inner_code, inner_arg = arg
-        closest = _message(((*path, *inner_path), inner_code, inner_arg))
-        return f"{subject} matches none of the allowed shapes (closest: {closest})"
-    return f"{subject} is invalid ({code})"  # pragma: no cover - every code is listed above
-
-
-def _prefixed(seg: _Seg, errs: list[_Err]) -> list[_Err]:
-    return [((seg, *p), c, a) for p, c, a in errs]
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,7 +114,7 @@ _FORMATS: dict[str, Callable[[str], bool]] = {"uuid": _is_uuid, "date-time": _is
 # --------------------------------------------------------------------------------------------
 
 
-def _ok(_value: object) -> list[_Err] | None:
+def _ok(_value: object) -> list[Err] | None:
     return None
 
 
@@ -276,7 +177,7 @@ class _Compiler:
 
     def __init__(self, bundle: Mapping[str, Any]) -> None:
         self.bundle = self._bundle = bundle
-        self._refs: dict[str, _Check] = {}
+        self._refs: dict[str, Check] = {}
 
     def named(self, url: str, name: str, definition: str | None) -> tuple[str | None, Any] | None:
         """The schema a ``_schemaURL`` names in the bundle's file ``url`` (``name``.json): the
@@ -293,7 +194,7 @@ class _Compiler:
         props = entry.get("properties", {})
         return (None, next(iter(props.values()))) if len(props) == 1 else None
 
-    def check(self, url: str, name: str, definition: str | None) -> _Check | None:
+    def check(self, url: str, name: str, definition: str | None) -> Check | None:
         """The compiled schema `named` finds, or None."""
         found = self.named(url, name, definition)
         if found is None:
@@ -309,15 +210,15 @@ class _Compiler:
         name = fragment.removeprefix("/$defs/")
         return url, self._bundle[url]["$defs"][name]
 
-    def _ref(self, base: str, ref: str) -> _Check:
+    def _ref(self, base: str, ref: str) -> Check:
         url, schema = self._resolve(base, ref)
         key = f"{url}#{ref.partition('#')[2]}"
         found = self._refs.get(key)
         if found is not None:
             return found
-        cell: list[_Check] = []
+        cell: list[Check] = []
 
-        def forward(v: object) -> list[_Err] | None:  # used only by recursive references
+        def forward(v: object) -> list[Err] | None:  # used only by recursive references
             return cell[0](v)
 
         self._refs[key] = forward
@@ -350,12 +251,12 @@ class _Compiler:
 
     # -- nodes ---------------------------------------------------------------------------------
 
-    def _node(self, schema: Any, base: str) -> _Check:
+    def _node(self, schema: Any, base: str) -> Check:
         if schema is True:
             return _ok
         if schema is False:
             return lambda v: [((), "false", None)]
-        checks: list[_Check] = []
+        checks: list[Check] = []
         if "$ref" in schema:
             checks.append(self._ref(base, schema["$ref"]))
         if "enum" in schema:
@@ -383,18 +284,18 @@ class _Compiler:
         return _typed(schema["type"], body)
 
     @staticmethod
-    def _enum(values: list[Any]) -> _Check:
+    def _enum(values: list[Any]) -> Check:
         if all(isinstance(x, str) for x in values):
             allowed = frozenset(values)
 
-            def enum_str(v: object) -> list[_Err] | None:
+            def enum_str(v: object) -> list[Err] | None:
                 if isinstance(v, str) and v in allowed:
                     return None
                 return [((), "enum", values)]
 
             return enum_str
 
-        def enum_any(v: object) -> list[_Err] | None:
+        def enum_any(v: object) -> list[Err] | None:
             if any(_json_equal(v, x) for x in values):
                 return None
             return [((), "enum", values)]
@@ -402,15 +303,15 @@ class _Compiler:
         return enum_any
 
     @staticmethod
-    def _const(value: Any) -> _Check:
-        def const(v: object) -> list[_Err] | None:
+    def _const(value: Any) -> Check:
+        def const(v: object) -> list[Err] | None:
             return None if _json_equal(v, value) else [((), "const", value)]
 
         return const
 
-    def _object(self, schema: Any, base: str) -> _Check | None:
+    def _object(self, schema: Any, base: str) -> Check | None:
         # (key, python type for a bare {"type": T} subschema, else None, compiled subschema)
-        props: list[tuple[str, type | None, _Check]] = []
+        props: list[tuple[str, type | None, Check]] = []
         for key, sub in schema.get("properties", {}).items():
             simple = _simple_type(sub)
             check = self._node(sub, base)
@@ -424,10 +325,10 @@ class _Compiler:
         if not (props or required or dependent or extra is not None):
             return None
 
-        def check_object(v: object) -> list[_Err] | None:
+        def check_object(v: object) -> list[Err] | None:
             if not isinstance(v, dict):
                 return None
-            errs: list[_Err] | None = None
+            errs: list[Err] | None = None
             for key in required:
                 if key not in v:
                     if errs is None:
@@ -441,7 +342,7 @@ class _Compiler:
                 if found:
                     if errs is None:
                         errs = []
-                    errs.extend(_prefixed(key, found))
+                    errs.extend(prefixed(key, found))
                     if len(errs) >= MAX_ISSUES_PER_FACET:
                         return errs
             for key, deps in dependent:
@@ -461,24 +362,24 @@ class _Compiler:
                             if found[0][1] == "false" and not found[0][0]:
                                 errs.append(((key,), "additional", None))
                             else:
-                                errs.extend(_prefixed(key, found))
+                                errs.extend(prefixed(key, found))
                             if len(errs) >= MAX_ISSUES_PER_FACET:
                                 return errs
             return errs
 
         return check_object
 
-    def _array(self, schema: Any, base: str) -> _Check | None:
+    def _array(self, schema: Any, base: str) -> Check | None:
         items = self._node(schema["items"], base) if "items" in schema else _ok
         min_items = schema.get("minItems")
         max_items = schema.get("maxItems")
         if items is _ok and min_items is None and max_items is None:
             return None
 
-        def check_array(v: object) -> list[_Err] | None:
+        def check_array(v: object) -> list[Err] | None:
             if not isinstance(v, list):
                 return None
-            errs: list[_Err] | None = None
+            errs: list[Err] | None = None
             if min_items is not None and len(v) < min_items:
                 errs = [((), "minItems", min_items)]
             elif max_items is not None and len(v) > max_items:
@@ -489,7 +390,7 @@ class _Compiler:
                     if found:
                         if errs is None:
                             errs = []
-                        errs.extend(_prefixed(i, found))
+                        errs.extend(prefixed(i, found))
                         if len(errs) >= MAX_ISSUES_PER_FACET:
                             break
             return errs
@@ -497,7 +398,7 @@ class _Compiler:
         return check_array
 
     @staticmethod
-    def _scalar(schema: Any) -> _Check | None:
+    def _scalar(schema: Any) -> Check | None:
         fmt = schema.get("format")
         fmt_test = _FORMATS.get(fmt) if isinstance(fmt, str) else None
         min_len, max_len = schema.get("minLength"), schema.get("maxLength")
@@ -509,7 +410,7 @@ class _Compiler:
         if fmt_test is None and min_len is None and max_len is None and not bounds:
             return None
 
-        def check_scalar(v: object) -> list[_Err] | None:
+        def check_scalar(v: object) -> list[Err] | None:
             if isinstance(v, str):
                 if fmt_test is not None and not fmt_test(v):
                     return [((), "format", fmt)]
@@ -531,13 +432,13 @@ class _Compiler:
 
         return check_scalar
 
-    def _alternatives(self, branches: list[Any], base: str, *, exactly_one: bool) -> _Check:
+    def _alternatives(self, branches: list[Any], base: str, *, exactly_one: bool) -> Check:
         checks = [self._node(b, base) for b in branches]
         if len(checks) == 1:
             return checks[0]
         tags = [self._discriminator(b, base) for b in branches]
         tag_key: str | None = None
-        by_tag: dict[str, _Check] = {}
+        by_tag: dict[str, Check] = {}
         pinned = [t for t in tags if t is not None]
         if len(pinned) == len(tags) and len({k for k, _ in pinned}) == 1:
             values = [value for _, value in pinned]
@@ -546,7 +447,7 @@ class _Compiler:
                 by_tag = dict(zip(values, checks, strict=True))
         tag_values = list(by_tag)
 
-        def check_alternatives(v: object) -> list[_Err] | None:
+        def check_alternatives(v: object) -> list[Err] | None:
             if tag_key is not None and isinstance(v, dict) and tag_key in v:
                 # Branches pin tag_key to distinct strings, so at most one can match: check just it.
                 tag = v[tag_key]
@@ -554,7 +455,7 @@ class _Compiler:
                 if chosen is None:
                     return [((tag_key,), "enum", tag_values)]
                 return chosen(v)
-            results: list[list[_Err]] = []
+            results: list[list[Err]] = []
             valid = 0
             for check in checks:
                 found = check(v)
@@ -574,20 +475,20 @@ class _Compiler:
         return check_alternatives
 
 
-def _typed(type_: str | list[str], body: _Check) -> _Check:
+def _typed(type_: str | list[str], body: Check) -> Check:
     """Check the ``type`` keyword first; other keywords run only on a value of the right type."""
     types = [type_] if isinstance(type_, str) else list(type_)
     expected = tuple(types)
     py = _PY_TYPES.get(types[0]) if len(types) == 1 else None
     if py is not None and body is _ok:
 
-        def type_only(v: object) -> list[_Err] | None:
+        def type_only(v: object) -> list[Err] | None:
             return None if isinstance(v, py) else [((), "type", expected)]
 
         return type_only
     if py is not None:
 
-        def typed(v: object) -> list[_Err] | None:
+        def typed(v: object) -> list[Err] | None:
             if not isinstance(v, py):
                 return [((), "type", expected)]
             return body(v)
@@ -595,7 +496,7 @@ def _typed(type_: str | list[str], body: _Check) -> _Check:
         return typed
     tests = [_TYPE_TESTS[t] for t in types]
 
-    def typed_any(v: object) -> list[_Err] | None:
+    def typed_any(v: object) -> list[Err] | None:
         if not any(test(v) for test in tests):
             return [((), "type", expected)]
         return body(v)
@@ -603,14 +504,14 @@ def _typed(type_: str | list[str], body: _Check) -> _Check:
     return typed_any
 
 
-def _sequence(checks: list[_Check]) -> _Check:
+def _sequence(checks: list[Check]) -> Check:
     if not checks:
         return _ok
     if len(checks) == 1:
         return checks[0]
 
-    def all_of(v: object) -> list[_Err] | None:
-        errs: list[_Err] | None = None
+    def all_of(v: object) -> list[Err] | None:
+        errs: list[Err] | None = None
         for check in checks:
             found = check(v)
             if found:
@@ -638,7 +539,7 @@ _MAX_CACHED_URLS = 4096
 
 _lock = threading.Lock()
 _compiler: _Compiler | None = None
-_by_url: dict[str, _Check | None] = {}
+_by_url: dict[str, Check | None] = {}
 
 
 def _load_compiler() -> _Compiler:
@@ -685,14 +586,14 @@ def named_schema(schema_url: str) -> tuple[str, Any] | None:
     return None if found is None else (file[0], found[1])
 
 
-def _validator_for(schema_url: str) -> _Check | None:
+def _validator_for(schema_url: str) -> Check | None:
     """The compiled definition ``schema_url`` names, or None when it names no published schema."""
     try:
         return _by_url[schema_url]
     except KeyError:
         pass
     file = _facet_file(schema_url)
-    check: _Check | None = None
+    check: Check | None = None
     if file is not None:
         with _lock:
             check = _load_compiler().check(*file)
@@ -722,10 +623,10 @@ def _base_reasons(facet: dict[str, object], deletable: bool) -> list[str]:
 # Producers send the same facets over and over (a job's schema and column lineage on every run), so
 # verdicts are remembered by the facet's exact bytes: a serialization costs a fraction of a check.
 _VERDICTS_MAX = 20_000
-_verdicts: dict[tuple[str, bytes], Sequence[_Err]] = {}
+_verdicts: dict[tuple[str, bytes], Sequence[Err]] = {}
 
 
-def _cached_check(check: _Check, schema_url: str, facet: dict[str, object]) -> Sequence[_Err]:
+def _cached_check(check: Check, schema_url: str, facet: dict[str, object]) -> Sequence[Err]:
     try:
         key = (schema_url, orjson.dumps(facet))
     except TypeError:  # integers beyond 64 bits: check without remembering
@@ -742,7 +643,7 @@ def _cached_check(check: _Check, schema_url: str, facet: dict[str, object]) -> S
 def facet_path(container_path: str, name: str) -> str:
     """The path of facet ``name`` of the container at ``container_path`` (bracket-quoted unless an
     identifier): what warnings name and what marks a facet untrusted."""
-    return _join(container_path, name)
+    return join_path(container_path, name)
 
 
 def facet_reasons(facet: object, kind: FacetKind, *, remember: bool = True) -> list[str]:
@@ -767,12 +668,15 @@ def facet_reasons(facet: object, kind: FacetKind, *, remember: bool = True) -> l
         if check is _MISSING:
             check = _validator_for(schema_url)
         if check is not None:
-            errs = _cached_check(check, schema_url, facet) if remember else check(facet)
+            try:
+                errs = _cached_check(check, schema_url, facet) if remember else check(facet)
+            except RecursionError:  # the checks recurse a few calls a level (structs in structs)
+                errs = [((), "tooDeep", None)]
             if errs:
                 if reasons is None:
                     reasons = []
                 for err in errs:
-                    reason = _message(err)
+                    reason = message(err)
                     if reason not in reasons:
                         reasons.append(reason)
             file = _facet_file(schema_url)
@@ -795,6 +699,6 @@ def check_facets(container: Mapping[str, object], path: str, kind: FacetKind) ->
         if size is not None:  # facet names key the model's facet rows
             reasons = [f"its name is {size} bytes long; a facet name may have at most {MAX_NAME_BYTES}"]
         if reasons:
-            where = _join(path, name)
+            where = join_path(path, name)
             issues.extend(FacetIssue(where, r) for r in reasons)
     return issues

@@ -33,7 +33,7 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
-from headwater.events.facets import IDENTIFIER
+from headwater.events.facet_messages import IDENTIFIER
 from headwater.events.generic import GENERIC_KIND
 from headwater.events.limits import MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, MAX_RUN_ID_BYTES
 from headwater.pipeline.elements import parse_generic
