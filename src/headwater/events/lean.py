@@ -189,10 +189,6 @@ class FacetVerdicts:
         return False
 
     def _judge_container(self, raw: bytes, kind: FacetKind) -> ContainerVerdict:
-        # A container is at most three levels into its event (an output's facets); a deeper one
-        # leaves for the full path, which refuses the event if it is too deep as a whole.
-        if deeper_than(raw, MAX_JSON_DEPTH - 3):
-            raise _NotLean
         try:
             facets = _CONTAINER.decode(raw)
         except msgspec.DecodeError:  # not an object: the full path names it
@@ -232,6 +228,11 @@ class FacetVerdicts:
         if canonical is not None:  # valid, of a flat schema: no parse, no Python walk of checks
             self.checks += 1
             return orjson.Fragment(canonical), (), _facet_value(canonical, (), kind in _DELETABLE)
+        # A facet is at most four levels into its event (an output's facets); a deeper one leaves
+        # for the full path, which refuses the event if it is too deep as a whole. (A flat facet
+        # is one level deep.)
+        if deeper_than(raw, MAX_JSON_DEPTH - 4):
+            raise _NotLean
         try:
             value = EXACT_JSON.decode(raw)  # an integer beyond 64 bits stays one (orjson: a float)
             canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

@@ -62,8 +62,9 @@ _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 def deeper_than(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether the JSON text `raw` nests arrays and objects more than `limit` levels deep. Cheap
-    for the common text: one with no more brackets than `limit` cannot nest deeper."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
+    for the common text: one too short to hold `limit` + 1 pairs of brackets, or with no more
+    opening brackets than `limit`, cannot nest deeper."""
+    if len(raw) < 2 * (limit + 1) or raw.count(b"[") + raw.count(b"{") <= limit:
         return False
     # Without its escaped backslashes and quotes, the text's quotes alternate opening and closing a
     # string: the pieces between them are, in turn, outside a string and inside one.
