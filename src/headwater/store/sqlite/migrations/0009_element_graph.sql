@@ -35,6 +35,10 @@ JOIN generic_events e ON e.id = x.event_id
 JOIN generic_elements el ON el.id = x.element_id
 WHERE x.event_id <= COALESCE((SELECT checkpoint FROM pipeline_state WHERE name = 'lineage'), 0)
 GROUP BY x.event_id, e.type, e.received_at, node_id;
+-- a node id longer than any accepted now (MAX_NODE_ID_BYTES, 865: an element stored before
+-- descriptions had a limit) is left out, as the pipeline leaves it out: two of them key an edge
+-- that PostgreSQL's index refuses
+DELETE FROM folded_elements WHERE length(CAST(node_id AS BLOB)) > 865;
 -- (type, description) of a node: the smallest pair whose id it is (two pairs can spell one id)
 INSERT INTO element_nodes (node_id, type, description, created_at, updated_at, event_count)
 SELECT node_id, substr(MIN(pair), 1, instr(MIN(pair), char(31)) - 1),
