@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from headwater.errors import InvalidEvent
-from headwater.events.decode import Document, MalformedJSON, loads
+from headwater.events.decode import Document
 from headwater.events.generic import GenericEvent, validate_generic_event
-from headwater.events.limits import DEPTH_REASON, deeper_than
 from headwater.events.times import format_ticks, now_ticks
 from headwater.ingest.replay import ReplaySummary, replay_documents
-from headwater.ingest.service import CREATED, DUPLICATE, REJECTED, Outcome
+from headwater.ingest.service import CREATED, DUPLICATE, REJECTED, Outcome, parsed_value
 from headwater.store.base import EventStore
 from headwater.store.generic import GenericStored, generic_store
 
@@ -44,20 +43,6 @@ class GenericValidated:
     outcomes: list[GenericOutcome]
 
 
-def _value(doc: Document) -> Any:
-    """The document's JSON value, parsed now if it was left unparsed (an item of an array nested
-    too deep to parse whole)."""
-    if doc.parsed:
-        return doc.value
-    raw = doc.own_bytes()
-    if deeper_than(raw):
-        raise InvalidEvent([DEPTH_REASON])
-    try:
-        return loads(raw)
-    except MalformedJSON as exc:
-        raise InvalidEvent([exc.message]) from None
-
-
 def validate_generic_documents(documents: Sequence[Document]) -> GenericValidated:
     events: list[GenericEvent] = []
     positions: list[int] = []
@@ -67,7 +52,8 @@ def validate_generic_documents(documents: Sequence[Document]) -> GenericValidate
             outcomes.append(GenericOutcome(doc.index, REJECTED, errors=[doc.error]))
             continue
         try:
-            event = validate_generic_event(_value(doc), doc.raw)
+            # a document left unparsed: an item of an array nested too deep to parse whole
+            event = validate_generic_event(doc.value if doc.parsed else parsed_value(doc), doc.raw)
         except InvalidEvent as exc:
             outcomes.append(GenericOutcome(doc.index, REJECTED, errors=exc.errors))
             continue

@@ -106,14 +106,19 @@ def validate_document(doc: Document) -> Event:
         event = validate_raw(doc.raw)
     if event is not None:
         return event
+    return validate_event(parsed_value(doc), doc.own_bytes())
+
+
+def parsed_value(doc: Document) -> Any:
+    """The JSON value of a document left unparsed, or InvalidEvent saying why it has none (nested
+    too deep, or not JSON after all)."""
     raw = doc.own_bytes()
     if deeper_than(raw):  # before a parser recurses that deep
         raise InvalidEvent([f"{doc.where}{DEPTH_REASON}"])
     try:
-        value = loads(raw)
+        return loads(raw)
     except MalformedJSON as exc:
         raise InvalidEvent([f"{doc.where}{exc.message}"]) from None
-    return validate_event(value, raw)
 
 
 def validate_documents(documents: Sequence[Document]) -> Validated:
