@@ -157,7 +157,8 @@ def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
     assert ("source", "dataset:fresh:source_table", 1) in ends
     assert query(store, "SELECT checkpoint - graph_checkpoint FROM pipeline_state") == [(0,)]
 
-    # computed in the driver: the edges and the ends in one transaction, with the checkpoint
+    # the published graph edited in the driver: the edges and the ends in one transaction, with
+    # the checkpoint
     small = Pipeline(spark, store, partitions=2, dogfood=False)
     small.progress = progress
     _new_job(store, "newer_job", 2)

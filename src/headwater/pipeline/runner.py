@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
-from headwater.pipeline import driver_graph, graph, publish, source
+from headwater.pipeline import driver_graph, graph, graph_delta, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import KEPT, history_frames, model_frames
@@ -269,10 +269,29 @@ class Pipeline:
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
-        if not self._graph_here(checkpoint):
+        if not self._graph_edited(checkpoint) and not self._graph_here(checkpoint):
             self._graph_on_spark(checkpoint)
         result.graph = True
         result.stages["graph"] = result.stages.get("graph", 0.0) + time.perf_counter() - tick
+
+    def _graph_edited(self, checkpoint: int) -> bool:
+        """The published graph edited in place where this pass changed it (`graph_delta`), in one
+        transaction; False, having done nothing, when it is not whole or the change reaches too
+        many datasets, or the driver reads nothing (`read_here_rows` 0: every graph on Spark)."""
+        if self.read_here_rows <= 0:
+            return False
+        published = graph_inputs.published_graph(self.store)
+        if published is None:
+            return False
+        edits = graph_delta.graph_edits(
+            published, lambda nodes, kind: graph_inputs.published_ends(self.store, nodes, kind)
+        )
+        if edits is None:
+            return False
+        model.edit_graph(self.store, edits, checkpoint)
+        self.progress("graph edges")
+        self.progress("graph")
+        return True
 
     def _graph_here(self, checkpoint: int) -> bool:
         """The graph computed in the driver and published in one transaction, when each of its

@@ -5,7 +5,7 @@ hands over rows and never names a backend.
 - `staging`: `prepare_staging`, and the `StagingTarget` executors stage Arrow batches of tagged
   rows into (PostgreSQL: COPY; SQLite: a file per executor, collected by the driver);
 - `merge`: one transaction merges a batch's staged rows with its checkpoint; the graph tables
-  are replaced whole;
+  are replaced whole, or edited where a pass changed them;
 - `checkpoint`: the pipeline's state (checkpoint, graph checkpoint, last retention);
 - `lock`: one pipeline per store (and whether another one runs);
 - `connections`: the connections executors open from the store's URL;
@@ -26,7 +26,7 @@ from headwater.store.model.checkpoint import (
 )
 from headwater.store.model.history import late_nodes, mark_late, readback_condition
 from headwater.store.model.lock import PipelineBusy, continuous_lock, pipeline_lock, pipeline_running
-from headwater.store.model.merge import merge_facts, replace_graph, replace_graph_rows
+from headwater.store.model.merge import GraphEdit, edit_graph, merge_facts, replace_graph, replace_graph_rows
 from headwater.store.model.staging import TAGGED, StagingTarget, prepare_staging, staging_target
 from headwater.store.model.tables import FACT_TABLES, GRAPH_TABLES, MODEL_TABLES, TABLES, Table
 
@@ -36,10 +36,12 @@ __all__ = [
     "MODEL_TABLES",
     "TABLES",
     "TAGGED",
+    "GraphEdit",
     "PipelineBusy",
     "StagingTarget",
     "Table",
     "continuous_lock",
+    "edit_graph",
     "last_retention",
     "late_nodes",
     "mark_late",

@@ -1,11 +1,13 @@
 """Publishing staged rows: one transaction merges a batch's staged facts into the model with its
 checkpoint (either all of a batch is in the model with its checkpoint, or none of it is), and the
-graph tables are replaced whole, from staging or from rows computed in the driver."""
+graph tables are replaced whole, from staging or from rows computed in the driver, or edited in
+place when a pass changed little (`GraphEdit`)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from headwater.store.base import EventStore
@@ -180,8 +182,10 @@ def _recount_dataset_versions(cur: Any, dialect: Dialect) -> None:
 
 def replace_graph(store: EventStore, names: Sequence[str], graph_checkpoint: int | None = None) -> None:
     """One transaction: the staged graph tables `names` replace the published ones; with
-    `graph_checkpoint`, the graph is then current up to it (the graph stage publishes its edges,
-    then its ends: a crash in between leaves the checkpoint behind, and the next pass redoes it)."""
+    `graph_checkpoint`, the graph is then current up to it; without, the graph is not whole
+    until a later call gives one (the graph stage publishes its edges, then its ends: a crash in
+    between leaves the graph checkpoint at 0, and the next pass recomputes the whole graph, where
+    it would otherwise edit the published one, `edit_graph`)."""
     with store.transaction() as cur:
         for name in names:
             table = _graph_table(name)
@@ -189,7 +193,9 @@ def replace_graph(store: EventStore, names: Sequence[str], graph_checkpoint: int
             cols = ", ".join(table.columns)
             cur.execute(f"INSERT INTO {table.name} ({cols}) SELECT {cols} FROM {table.stage}")
             cur.execute(f"DELETE FROM {table.stage}")
-        if graph_checkpoint is not None:
+        if graph_checkpoint is None:
+            checkpoint.forget_graph(store, cur)
+        else:
             checkpoint.advance_graph(store, cur, graph_checkpoint)
 
 
@@ -206,6 +212,32 @@ def replace_graph_rows(
             if rows:
                 cols, marks = ", ".join(table.columns), ", ".join("?" * len(table.columns))
                 cur.executemany(store.sql(f"INSERT INTO {table.name} ({cols}) VALUES ({marks})"), rows)
+        checkpoint.advance_graph(store, cur, graph_checkpoint)
+
+
+@dataclass(frozen=True)
+class GraphEdit:
+    """One graph table's change: the rows equal to a row of `delete` on the columns `by` go, then
+    the rows of `insert` (in the table's column order, `GRAPH_TABLES`) come."""
+
+    table: str
+    by: tuple[str, ...]
+    delete: Sequence[tuple[Any, ...]]
+    insert: Sequence[tuple[Any, ...]]
+
+
+def edit_graph(store: EventStore, edits: Sequence[GraphEdit], graph_checkpoint: int) -> None:
+    """One transaction: the edits, in their order, and the graph is then current up to
+    `graph_checkpoint`."""
+    with store.transaction() as cur:
+        for edit in edits:
+            table = _graph_table(edit.table)
+            if edit.delete:
+                where = " AND ".join(f"{column} = ?" for column in edit.by)
+                cur.executemany(store.sql(f"DELETE FROM {table.name} WHERE {where}"), edit.delete)
+            if edit.insert:
+                cols, marks = ", ".join(table.columns), ", ".join("?" * len(table.columns))
+                cur.executemany(store.sql(f"INSERT INTO {table.name} ({cols}) VALUES ({marks})"), edit.insert)
         checkpoint.advance_graph(store, cur, graph_checkpoint)
 
 
