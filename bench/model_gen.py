@@ -27,7 +27,8 @@ its rules (docs/pipeline.md):
   computed here in Python with the graph stage's rules (src/headwater/pipeline/graph.py): edges
   from each job's current version with canonical ids, condensed dataset→dataset edges, a dataset
   with no upstream is its own ultimate source at distance 0, shortest distances, cycle safe,
-  only datasets of the condensed graph get rows. The real graph stage can run over these tables
+  only datasets of the condensed graph get rows, and one with more than `ENDS_CAP` ends of a
+  kind gets the marker row alone (and no depth). The real graph stage can run over these tables
   (`Pipeline._graph` reads only model tables) and was checked to publish exactly the same five
   graph tables on the 5,000-dataset model, but it took 185 s there (local[2]) and its ultimate
   propagation grows with the ~10M rows of the full size, so the loader does not use it.
@@ -53,8 +54,9 @@ import orjson
 from tqdm import tqdm
 
 from headwater.store.base import EventStore
+from headwater.store.graph import ENDS_CAP, PAST_CAP
 
-GENERATOR_VERSION = 2  # part of the cached model's file name: raise it when the model changes
+GENERATOR_VERSION = 3  # part of the cached model's file name: raise it when the model changes
 START = datetime(2024, 1, 1, tzinfo=UTC)
 DAYS = 60
 NAMESPACES = 40
@@ -158,7 +160,9 @@ def _ultimate(pairs: dict[str, list[str]], nodes: Iterable[str]) -> dict[str, di
                     if distance + 1 < mine.get(end, 1 << 30):
                         mine[end] = distance + 1
                         changed = True
-    return {n: found for n, found in ends.items() if found}
+    # a node with more ends than the model keeps has the marker alone (its ends' count decides:
+    # the ends of the nodes after it are a superset)
+    return {n: found if len(found) <= ENDS_CAP else {PAST_CAP: -1} for n, found in ends.items() if found}
 
 
 Writer = Callable[[str, Sequence[str], Iterable[tuple[Any, ...]]], None]
@@ -374,7 +378,7 @@ def load(
         ultimate_rows = [(n, kind, other, d) for n, found in ends.items() for other, d in found.items()]
         write("ultimate_nodes", ("node_id", "kind", "other_id", "distance"), ultimate_rows)
         if kind == "source":
-            depth_rows = [(n, max(found.values())) for n, found in ends.items()]
+            depth_rows = [(n, max(found.values())) for n, found in ends.items() if PAST_CAP not in found]
         del ends, ultimate_rows
     write("dataset_depth", ("node_id", "depth"), depth_rows)
     model.datasets = all_datasets

@@ -6,9 +6,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from headwater.pipeline import driver_graph, graph
+from headwater.store.graph import ENDS_CAP, PAST_CAP
 from tests.pipeline.test_graph import CYCLE_IO, CYCLE_SOURCES
 
 SYMLINKS = "node_id string, alias_node_id string, alias_known int"
@@ -70,17 +72,19 @@ def _rows(frame: DataFrame) -> set[tuple[Any, ...]]:
     return {tuple(row) for row in frame.collect()}
 
 
-def test_the_driver_and_spark_build_the_same_graph_tables(spark: SparkSession) -> None:
+@pytest.mark.parametrize("cap", [ENDS_CAP, 2])
+def test_the_driver_and_spark_build_the_same_graph_tables(spark: SparkSession, cap: int) -> None:
     rng = random.Random(11)
+    past: set[str] = set()
     for _ in range(5):
         symlinks, io, parents = _random_graph(rng)
-        here = driver_graph.graph_tables(symlinks, io, parents)
+        here = driver_graph.graph_tables(symlinks, io, parents, cap)
         alias_map = graph.aliases(spark.createDataFrame(symlinks, SYMLINKS))
         edges = graph.lineage_edges(
             spark.createDataFrame(io, IO), spark.createDataFrame(parents, PARENTS), alias_map
         )
         condensed = graph.condensed_edges(edges)
-        ultimate = graph.ultimate_nodes(condensed)
+        ultimate = graph.ultimate_nodes(condensed, cap)
         on_spark = {
             "dataset_aliases": _rows(alias_map),
             "lineage_edges": _rows(edges),
@@ -91,3 +95,5 @@ def test_the_driver_and_spark_build_the_same_graph_tables(spark: SparkSession) -
         assert {name: set(rows) for name, rows in here.by_table().items()} == on_spark
         assert all(len(rows) == len(set(rows)) for rows in here.by_table().values()), "no row twice"
         assert here.condensed_edges, "each random graph has dataset-to-dataset lineage"
+        past.update(row[0] for row in here.ultimate_nodes if row[2] == PAST_CAP)
+    assert bool(past) == (cap == 2), "a small cap leaves some datasets with the marker only"

@@ -13,6 +13,7 @@ import pytest
 from headwater.pipeline import driver_graph, graph_delta
 from headwater.store import model
 from headwater.store.base import EventStore
+from headwater.store.graph import ENDS_CAP, PAST_CAP
 from headwater.store.model import GraphEdit
 from headwater.store.model.graph_inputs import GraphInputs, PublishedGraph, published_ends, published_graph
 
@@ -53,8 +54,8 @@ def _changed(rng: random.Random, inputs: GraphInputs, step: int) -> GraphInputs:
     return GraphInputs(symlinks, io, parents)
 
 
-def _tables(inputs: GraphInputs) -> dict[str, set[Row]]:
-    whole = driver_graph.graph_tables(inputs.symlinks, inputs.current_io, inputs.parents)
+def _tables(inputs: GraphInputs, cap: int = ENDS_CAP) -> dict[str, set[Row]]:
+    whole = driver_graph.graph_tables(inputs.symlinks, inputs.current_io, inputs.parents, cap)
     return {name: set(rows) for name, rows in whole.by_table().items()}
 
 
@@ -80,23 +81,26 @@ def _ends_of(tables: dict[str, set[Row]]) -> graph_delta.EndsReader:
     return read
 
 
-def test_edits_after_random_changes_give_the_graph_computed_afresh() -> None:
+@pytest.mark.parametrize("cap", [ENDS_CAP, 2])
+def test_edits_after_random_changes_give_the_graph_computed_afresh(cap: int) -> None:
     rng = random.Random(7)
-    edited_rows = whole_rows = 0
+    edited_rows = whole_rows = past_cap = 0
     for _ in range(40):
         inputs = _random_inputs(rng)
-        tables = _tables(inputs)
+        tables = _tables(inputs, cap)
         for step in range(1, 6):
             inputs = _changed(rng, inputs, step)
             published = PublishedGraph(list(tables["dataset_aliases"]), list(tables["lineage_edges"]), inputs)
-            edits = graph_delta.graph_edits(published, _ends_of(tables))
+            edits = graph_delta.graph_edits(published, _ends_of(tables), cap=cap)
             assert edits is not None
             _apply(tables, edits)
-            expected = _tables(inputs)
+            expected = _tables(inputs, cap)
             assert tables == expected
             edited_rows += sum(len(e.insert) for e in edits)
             whole_rows += sum(len(rows) for rows in expected.values())
+            past_cap += sum(1 for row in expected["ultimate_nodes"] if row[2] == PAST_CAP)
     assert edited_rows < whole_rows / 2, "a pass rewrites what its change reaches, not the whole graph"
+    assert (past_cap > 0) == (cap == 2), "a small cap leaves some datasets with the marker"
 
 
 def test_a_cycle_no_end_leads_into_keeps_no_ends_and_gains_them_when_one_does() -> None:
@@ -134,6 +138,16 @@ def test_a_change_that_reaches_more_than_the_bound_is_left_to_the_whole_stage() 
     published = PublishedGraph([], list(tables["lineage_edges"]), GraphInputs([], chain + top, []))
     assert graph_delta.graph_edits(published, _ends_of(tables), max_nodes=20) is None
     assert graph_delta.graph_edits(published, _ends_of(tables), max_nodes=40) is not None
+
+
+def test_a_change_to_a_very_wide_job_is_left_to_the_whole_stage() -> None:
+    wide = [("job:n:wide", "v", "input", f"dataset:n:in{i}") for i in range(3)]
+    wide += [("job:n:wide", "v", "output", f"dataset:n:out{i}") for i in range(3)]
+    tables = _tables(GraphInputs([], wide, []))
+    wider = GraphInputs([], [*wide, ("job:n:wide", "v", "input", "dataset:n:in3")], [])
+    published = PublishedGraph([], list(tables["lineage_edges"]), wider)
+    assert graph_delta.graph_edits(published, _ends_of(tables), max_condensed=20) is None  # 9 + 12 edges
+    assert graph_delta.graph_edits(published, _ends_of(tables), max_condensed=21) is not None
 
 
 def _published_rows(store: EventStore) -> dict[str, set[Row]]:

@@ -337,9 +337,14 @@ _ADD_COLUMN = re.compile(
 )
 
 
+# The pipeline's state: a row per pipeline, which a migration may set (to have the graph
+# computed whole again, 0020).
+_STATE_TABLES = frozenset({"pipeline_state"})
+
+
 def rewrites(folder: Traversable) -> list[str]:
     """Statements of the migrations in `folder` that rewrite, empty or drop a table an earlier
-    migration created (where a live store keeps its data)."""
+    migration created (where a live store keeps its data), but for the pipeline's state."""
     existing: set[str] = set()
     found = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
@@ -353,7 +358,11 @@ def rewrites(folder: Traversable) -> list[str]:
             targets = [m.group(1).lower() for pattern in _REWRITES if (m := pattern.match(text))]
             if (alter := _ALTER.match(text)) and not _ADD_COLUMN.match(alter.group(2).strip()):
                 targets.append(alter.group(1).lower())
-            found += [f"{entry.name}: {text[:80]}" for table in targets if table in existing]
+            found += [
+                f"{entry.name}: {text[:80]}"
+                for table in targets
+                if table in existing and table not in _STATE_TABLES
+            ]
         existing |= created
     return found
 

@@ -13,7 +13,7 @@ Spark:
 - condensed edges (`graph.condensed_edges`): each input of a job to each of its outputs;
 - ultimate nodes (`graph.ultimate_nodes`): for each dataset, the ends reached upstream (`source`)
   and downstream (`destination`) with the shortest distance; a dataset with no neighbour on a
-  side is its own end at distance 0;
+  side is its own end at distance 0; past ENDS_CAP ends, one marker row (`ends`);
 - depth (`graph.dataset_depth`): the longest of those shortest distances to a source.
 
 tests/pipeline/test_driver_graph.py checks both give the same tables.
@@ -21,10 +21,13 @@ tests/pipeline/test_driver_graph.py checks both give the same tables.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from headwater.pipeline import ends
+from headwater.store.graph import ENDS_CAP
 
 Row = tuple[Any, ...]
 
@@ -95,43 +98,36 @@ def condensed_edges(edges: Iterable[Row]) -> list[Row]:
     ]
 
 
-def ultimate_nodes(condensed: Iterable[Row]) -> list[Row]:
+def ultimate_nodes(condensed: Iterable[Row], cap: int = ENDS_CAP) -> list[Row]:
     """(node_id, kind, other_id, distance): every end each dataset reaches upstream (kind
-    `source`) and downstream (`destination`), at the shortest distance (a breadth-first walk back
-    from each end; in a cycle a node keeps its shortest path, and a cycle no end leads out of
-    has none)."""
-    flat = {(src, dst) for src, dst, *_ in condensed}
+    `source`) and downstream (`destination`), at the shortest distance (in a cycle a node keeps
+    its shortest path, and a cycle no end leads into has none); past `cap` ends, the marker row
+    (`ends`)."""
+    upstream: dict[str, set[str]] = defaultdict(set)
+    downstream: dict[str, set[str]] = defaultdict(set)
+    for src, dst, *_ in condensed:
+        upstream[dst].add(src)
+        downstream[src].add(dst)
+    nodes = upstream.keys() | downstream.keys()
+
+    def side(neighbours: dict[str, set[str]]) -> Callable[[str], set[str]]:
+        return lambda node: neighbours.get(node, set())
+
     out: list[Row] = []
-    for kind, forward in (("source", False), ("destination", True)):
-        # `next_of[node]`: the neighbours on this side; walking back from an end uses `prev_of`
-        next_of: dict[str, set[str]] = defaultdict(set)
-        prev_of: dict[str, set[str]] = defaultdict(set)
-        nodes: set[str] = set()
-        for src, dst in flat:
-            node, nxt = (src, dst) if forward else (dst, src)
-            next_of[node].add(nxt)
-            prev_of[nxt].add(node)
-            nodes.update((node, nxt))
-        for end in nodes - next_of.keys():
-            distance = {end: 0}
-            queue = deque([end])
-            while queue:
-                here = queue.popleft()
-                for before in prev_of.get(here, ()):
-                    if before not in distance:
-                        distance[before] = distance[here] + 1
-                        queue.append(before)
-            out.extend((node, kind, end, steps) for node, steps in distance.items())
+    for kind, back, ahead in (("source", upstream, downstream), ("destination", downstream, upstream)):
+        found = ends.propagate(nodes, side(back), side(ahead), lambda _outside: {}, cap)
+        out += [(node, kind, end, steps) for node, reached in found.items() for end, steps in reached.items()]
     return out
 
 
 def dataset_depth(ultimate: Iterable[Row]) -> list[Row]:
-    """(node_id, depth): the longest of a dataset's shortest distances to its ultimate sources."""
-    depth: dict[str, int] = {}
-    for node, kind, _other, distance in ultimate:
+    """(node_id, depth): the longest of a dataset's shortest distances to its ultimate sources
+    (none past the cap)."""
+    sources: dict[str, dict[str, int]] = defaultdict(dict)
+    for node, kind, other, distance in ultimate:
         if kind == "source":
-            depth[node] = max(depth.get(node, 0), distance)
-    return list(depth.items())
+            sources[node][other] = distance
+    return [(node, far) for node, reached in sources.items() if (far := ends.depth(reached)) is not None]
 
 
 @dataclass(frozen=True)
@@ -158,10 +154,11 @@ def graph_tables(
     symlinks: Iterable[tuple[str, str, int]],
     current_io: Iterable[tuple[str, str, str, str]],
     parents: Iterable[tuple[str, str]],
+    cap: int = ENDS_CAP,
 ) -> GraphTables:
     """Every graph table from the graph stage's three inputs (see `runner.Pipeline._graph`)."""
     alias_rows = aliases(symlinks)
     edges = lineage_edges(current_io, parents, dict(alias_rows))
     condensed = condensed_edges(edges)
-    ultimate = ultimate_nodes(condensed)
+    ultimate = ultimate_nodes(condensed, cap)
     return GraphTables(alias_rows, edges, condensed, ultimate, dataset_depth(ultimate))

@@ -8,8 +8,10 @@ cycle-safe propagation for ultimate sources and destinations and topological dep
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+
+from headwater.store.graph import ENDS_CAP, PAST_CAP
 
 MAX_ROUNDS = 10_000  # a bound no real graph reaches; each round extends paths by one edge
 
@@ -120,14 +122,16 @@ def condensed_edges(edges: DataFrame) -> DataFrame:
     )
 
 
-def ultimate_nodes(condensed: DataFrame) -> DataFrame:
+def ultimate_nodes(condensed: DataFrame, cap: int = ENDS_CAP) -> DataFrame:
     """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset.
 
     Both are found in one propagation over (kind, node, next) pairs, `next` being the node's
     neighbour upstream (kind `source`) or downstream (`destination`). A node with no neighbour
     is its own end (distance 0). Otherwise its ends are its neighbours' ends, one step further;
     in a cycle a node keeps the shortest distance, so the propagation stops once no (kind, node,
-    end) gets shorter or new. Each round is one Spark job (its check materialises the round).
+    end) gets shorter or new. A node with more than `cap` ends keeps the one row (PAST_CAP, -1)
+    instead, which its neighbours take on: their ends are a superset (`pipeline/ends.py`). Each
+    round is one Spark job (its check materialises the round).
     """
     flat = condensed.select("src_id", "dst_id").distinct()
     pairs = (
@@ -155,15 +159,17 @@ def ultimate_nodes(condensed: DataFrame) -> DataFrame:
     pair = F.concat_ws("|", "kind", "node_id", "other_id", "distance")
     before = _fingerprint(found, pair)
     for _ in range(MAX_ROUNDS):
+        past = F.col("other_id") == PAST_CAP
+        further = F.when(past, F.lit(-1)).otherwise(F.col("distance") + 1)
         step = links.join(found, ["kind", "node_id"]).select(
-            "kind", F.col("node").alias("node_id"), "other_id", (F.col("distance") + 1).alias("distance")
+            "kind", F.col("node").alias("node_id"), "other_id", further.alias("distance")
         )
-        found = (
+        found = _capped(
             found.unionByName(step)
             .groupBy("kind", "node_id", "other_id")
-            .agg(F.min("distance").alias("distance"))
-            .localCheckpoint(eager=False)
-        )
+            .agg(F.min("distance").alias("distance")),
+            cap,
+        ).localCheckpoint(eager=False)
         after = _fingerprint(found, pair)  # the round's one job: it also materialises `found`
         if after == before:  # pairs are only added and distances only shrink
             break
@@ -171,10 +177,30 @@ def ultimate_nodes(condensed: DataFrame) -> DataFrame:
     return found.select("node_id", "kind", "other_id", "distance")
 
 
+def _capped(found: DataFrame, cap: int) -> DataFrame:
+    """The rows of nodes with at most `cap` ends and no PAST_CAP row; one PAST_CAP row for each
+    other node."""
+    node = Window.partitionBy("kind", "node_id")
+    marked = found.select(
+        "*",
+        F.count(F.lit(1)).over(node).alias("_ends"),
+        F.max((F.col("other_id") == PAST_CAP).cast("int")).over(node).alias("_past"),
+    )
+    over = (F.col("_ends") > cap) | (F.col("_past") == 1)
+    kept = marked.where(~over).select("kind", "node_id", "other_id", "distance")
+    past = marked.where(over).select("kind", "node_id").distinct()
+    return kept.unionByName(
+        past.select("kind", "node_id", F.lit(PAST_CAP).alias("other_id"), F.lit(-1).alias("distance"))
+    )
+
+
 def dataset_depth(ultimate: DataFrame) -> DataFrame:
-    """Topological depth: the longest of the shortest paths from the dataset's ultimate sources."""
+    """Topological depth: the longest of the shortest paths from the dataset's ultimate sources
+    (none past the cap)."""
+    past = ultimate.where((F.col("kind") == "source") & (F.col("other_id") == PAST_CAP)).select("node_id")
     return (
         ultimate.where(F.col("kind") == "source")
+        .join(past, "node_id", "left_anti")
         .groupBy("node_id")
         .agg(F.max("distance").cast("int").alias("depth"))
     )

@@ -16,8 +16,9 @@ compares them with the published ones, and recomputes only what the difference r
 Only the rows that differ from the published ones are written: a change near the top of a
 graph reaches many datasets whose ends are mostly the same.
 
-When the difference reaches more than `max_nodes` datasets, `graph_edits` gives up (None) and
-the caller computes the whole graph. tests/pipeline/test_graph_delta.py checks that the tables
+When the difference reaches more than `max_nodes` datasets, or the changed jobs have more than
+`max_condensed` condensed edges (inputs times outputs: one very wide job), `graph_edits` gives up
+(None) and the caller computes the whole graph. tests/pipeline/test_graph_delta.py checks that the tables
 equal a full recompute after random changes, cycles and symlinks included.
 """
 
@@ -27,7 +28,8 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from headwater.pipeline import driver_graph
+from headwater.pipeline import driver_graph, ends
+from headwater.store.graph import ENDS_CAP
 from headwater.store.model.graph_inputs import PublishedGraph
 from headwater.store.model.merge import GraphEdit
 
@@ -37,6 +39,7 @@ Kind = Literal["source", "destination"]
 EndsReader = Callable[[Sequence[str], Kind], dict[str, dict[str, int]]]
 
 MAX_NODES = 20_000  # datasets whose ends a pass recomputes here, at most (else the full stage)
+MAX_CONDENSED = 200_000  # condensed edges of the changed jobs compared here, at most (idem)
 
 
 class _Bipartite:
@@ -61,6 +64,10 @@ class _Bipartite:
         outputs = self.outputs.get(job, set())
         return {(src, dst, job) for src in self.inputs.get(job, ()) for dst in outputs if src != dst}
 
+    def pairs(self, jobs: Iterable[str]) -> int:
+        """How many condensed edges the jobs have, at most (inputs times outputs)."""
+        return sum(len(self.inputs.get(job, ())) * len(self.outputs.get(job, ())) for job in jobs)
+
     def upstream(self, node: str) -> set[str]:
         return {src for job in self.writers.get(node, ()) for src in self.inputs[job] if src != node}
 
@@ -69,11 +76,17 @@ class _Bipartite:
 
 
 def graph_edits(
-    published: PublishedGraph, read_ends: EndsReader, *, max_nodes: int = MAX_NODES
+    published: PublishedGraph,
+    read_ends: EndsReader,
+    *,
+    max_nodes: int = MAX_NODES,
+    max_condensed: int = MAX_CONDENSED,
+    cap: int = ENDS_CAP,
 ) -> list[GraphEdit] | None:
     """The edits that make the published graph (its aliases and lineage edges, and the ends
     `read_ends` gives) the graph of `published.inputs`, in the order they apply; None when more
-    than `max_nodes` datasets' ends would change."""
+    than `max_nodes` datasets' ends would change, or the changed jobs are too wide. `cap`: see
+    `ends`."""
     inputs = published.inputs
     alias_rows = driver_graph.aliases(inputs.symlinks)
     edge_rows = driver_graph.lineage_edges(inputs.current_io, inputs.parents, dict(alias_rows))
@@ -81,6 +94,8 @@ def graph_edits(
     gone_edges, new_edges = _diff(before_edges, set(edge_rows))
     jobs = {row[3] for row in (*gone_edges, *new_edges) if row[2] in ("input", "output")}
     before, after = _Bipartite(before_edges), _Bipartite(edge_rows)
+    if before.pairs(jobs) + after.pairs(jobs) > max_condensed:
+        return None
     gone, new = _diff(
         {row for job in jobs for row in before.condensed(job)},
         {row for job in jobs for row in after.condensed(job)},
@@ -108,7 +123,7 @@ def graph_edits(
     )
     for kind, nodes, back, ahead in sides:
         reader = _reader(read_ends, kind)
-        found, was = _ends(nodes, back, ahead, reader), reader(sorted(nodes))
+        found, was = ends.propagate(nodes, back, ahead, reader, cap), reader(sorted(nodes))
         rows = _diff(set(_rows(was, kind)), set(_rows(found, kind)))
         gone_ends += [row[:3] for row in rows[0]]
         new_ends += rows[1]
@@ -130,8 +145,8 @@ def _reader(read_ends: EndsReader, kind: Kind) -> Callable[[Sequence[str]], dict
     return lambda nodes: read_ends(nodes, kind)
 
 
-def _depths(ends: dict[str, dict[str, int]]) -> set[Row]:
-    return {(node, max(reached.values())) for node, reached in ends.items() if reached}
+def _depths(found: dict[str, ends.Ends]) -> set[Row]:
+    return {(node, far) for node, reached in found.items() if (far := ends.depth(reached)) is not None}
 
 
 def _rows(found: dict[str, dict[str, int]], kind: str) -> list[Row]:
@@ -156,77 +171,3 @@ def _closure(seeds: set[str], step: Callable[[str], set[str]], limit: int) -> se
                 reached.add(node)
                 queue.append(node)
     return reached if len(reached) <= limit else None
-
-
-def _ends(
-    nodes: set[str],
-    back: Callable[[str], set[str]],
-    ahead: Callable[[str], set[str]],
-    published: Callable[[Sequence[str]], dict[str, dict[str, int]]],
-) -> dict[str, dict[str, int]]:
-    """{node: {end: shortest distance}} for `nodes`: a node with nothing `back` (and something
-    ahead) is its own end; else its ends are those of the nodes back from it, one step further.
-    Nodes outside the set keep their published ends (the caller makes sure those stay right);
-    inside it the propagation goes in topological order, then round a cycle until nothing
-    shortens (a cycle no end leads into has none). A node with no neighbour at all is in no
-    condensed edge and has no row."""
-    before = {node: back(node) for node in nodes}
-    outside = {other for others in before.values() for other in others if other not in nodes}
-    known = published(sorted(outside)) if outside else {}
-    found: dict[str, dict[str, int]] = {}
-    for node, others in before.items():
-        if not others:
-            if ahead(node):
-                found[node] = {node: 0}
-            continue
-        reached: dict[str, int] = {}
-        for other in others:
-            if other not in nodes:
-                _merge(reached, known.get(other, {}))
-        found[node] = reached
-    inside = {node: [o for o in others if o in nodes] for node, others in before.items()}
-    queue = deque(_order(nodes, inside, ahead))
-    queued = set(queue)
-    while queue:
-        node = queue.popleft()
-        queued.discard(node)
-        here = found.get(node)
-        if here is None:  # in no condensed edge
-            continue
-        grew = False
-        for other in inside[node]:
-            grew = _merge(here, found.get(other, {})) or grew
-        if grew:
-            for later in ahead(node):
-                if later in nodes and later not in queued:
-                    queue.append(later)
-                    queued.add(later)
-    return found
-
-
-def _merge(reached: dict[str, int], other: dict[str, int]) -> bool:
-    """Add `other`'s ends one step further; True when one was new or got shorter."""
-    grew = False
-    for end, steps in other.items():
-        if steps + 1 < reached.get(end, steps + 2):
-            reached[end] = steps + 1
-            grew = True
-    return grew
-
-
-def _order(nodes: set[str], inside: dict[str, list[str]], ahead: Callable[[str], set[str]]) -> list[str]:
-    """`nodes` in topological order (each after the nodes back from it), those on or after a
-    cycle last, in any order."""
-    waiting = {node: len(inside[node]) for node in nodes}
-    ready = deque(node for node, count in waiting.items() if not count)
-    order: list[str] = []
-    while ready:
-        node = ready.popleft()
-        order.append(node)
-        for later in ahead(node):
-            if later in waiting:
-                waiting[later] -= 1
-                if not waiting[later]:
-                    ready.append(later)
-    placed = set(order)
-    return order + sorted(node for node in nodes if node not in placed)

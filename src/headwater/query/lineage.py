@@ -27,7 +27,7 @@ from headwater.errors import BadRequest, NotFound
 from headwater.query.node_ids import NodeId, NodeKind, field_id, parse_node_id
 from headwater.query.times import display_time
 from headwater.store.base import EventStore
-from headwater.store.graph import ColumnEdge, Direction, FieldRef, GraphEdge, GraphNode
+from headwater.store.graph import PAST_CAP, ColumnEdge, Direction, FieldRef, GraphEdge, GraphNode
 
 TraversalDirection = Literal["upstream", "downstream", "both"]
 DEFAULT_DEPTH = 20
@@ -488,8 +488,9 @@ def ultimate(
 ) -> LineageResult:
     """The datasets at the far upstream (`source`) or downstream (`destination`) end of every
     path through the node, each with its shortest distance in datasets. The current answer is
-    the pipeline's precomputed augmentation; as of a past time, or for a field, a walk to the
-    ends. A dataset with no upstream is its own ultimate source."""
+    the pipeline's precomputed augmentation; as of a past time, for a field, or for a dataset
+    with more ends than the model keeps (`ENDS_CAP`), a walk to the ends. A dataset with no
+    upstream is its own ultimate source."""
     if node_id.startswith("element:"):
         raise BadRequest(
             f"nodeId: {node_id!r} is an element of generic events, which has no ultimate {kind}s: "
@@ -512,6 +513,8 @@ def ultimate(
         starts = {root.canonical_id: 0}
     ends: dict[str, int] = {}
     found = store.ultimate_ends(list(starts), kind)
+    if any(end.other_id == PAST_CAP for end in found):  # more than the model keeps: walk
+        return _ultimate_by_walk(store, node_id, kind, direction, None, limit)
     for end in found:
         distance = end.distance + starts[end.node_id]
         ends[end.other_id] = min(distance, ends.get(end.other_id, distance))

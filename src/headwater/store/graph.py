@@ -84,9 +84,18 @@ class ColumnEdge:
     dataset_level: bool = False
 
 
+# The model keeps at most ENDS_CAP ultimate sources (and as many destinations) of a dataset: past
+# that, one row names the end PAST_CAP at distance -1, and a query walks the graph instead (one
+# job of 3,000 inputs and 3,000 outputs would otherwise keep 18 million rows, and a wider one
+# would keep the graph stage from ever finishing).
+ENDS_CAP = 1_000
+PAST_CAP = "*"
+
+
 @dataclass(frozen=True, slots=True)
 class UltimateEnd:
-    """An ultimate source (`kind="source"`) or destination of `node_id`, `distance` datasets away."""
+    """An ultimate source (`kind="source"`) or destination of `node_id`, `distance` datasets away;
+    `other_id` PAST_CAP: it has more than ENDS_CAP of them."""
 
     node_id: str
     kind: Literal["source", "destination"]
