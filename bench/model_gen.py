@@ -23,13 +23,13 @@ its rules (docs/pipeline.md):
 - every dataset has a `schema` facet (5-20 fields); every written dataset a `columnLineage`
   facet (OpenLineage ColumnLineageDatasetFacet shape) mapping each field to 1-2 fields of the
   job's inputs, and the matching `column_lineage` rows (facet_hash = the facet's value hash);
-- the graph tables (`lineage_edges`, `condensed_edges`, `ultimate_nodes`, `dataset_depth`) are
+- the graph tables (`lineage_edges`, `ultimate_nodes`, `dataset_depth`) are
   computed here in Python with the graph stage's rules (src/headwater/pipeline/graph.py): edges
   from each job's current version with canonical ids, condensed dataset→dataset edges, a dataset
   with no upstream is its own ultimate source at distance 0, shortest distances, cycle safe,
   only datasets of the condensed graph get rows, and one with more than `ENDS_CAP` ends of a
   kind gets the marker row alone (and no depth). The real graph stage can run over these tables
-  (`Pipeline._graph` reads only model tables) and was checked to publish exactly the same five
+  (`Pipeline._graph` reads only model tables) and was checked to publish exactly the same
   graph tables on the 5,000-dataset model, but it took 185 s there (local[2]) and its ultimate
   propagation grows with the ~10M rows of the full size, so the loader does not use it.
 
@@ -56,7 +56,7 @@ from tqdm import tqdm
 from headwater.store.base import EventStore
 from headwater.store.graph import ENDS_CAP, PAST_CAP
 
-GENERATOR_VERSION = 3  # part of the cached model's file name: raise it when the model changes
+GENERATOR_VERSION = 4  # part of the cached model's file name: raise it when the model changes
 START = datetime(2024, 1, 1, tzinfo=UTC)
 DAYS = 60
 NAMESPACES = 40
@@ -351,8 +351,9 @@ def load(
     write("runs", RUN_COLUMNS, run_rows)
     del run_rows
 
-    # the graph stage: current edges with canonical ids, condensed edges, ultimate ends, depth
-    progress("graph: edges, condensed edges, ultimate sources and destinations")
+    # the graph stage: current edges with canonical ids, ultimate ends (over the condensed edges,
+    # which the model does not keep), depth
+    progress("graph: edges, ultimate sources and destinations")
     edges: set[tuple[str, str, str, str, str]] = set()
     condensed: set[tuple[str, str, str]] = set()
     for job in jobs:
@@ -363,7 +364,6 @@ def load(
         edges |= {(job.node_id, n, "output", job.node_id, version_id) for n in outs}
         condensed |= {(a, b, job.node_id) for a in ins for b in outs if a != b}
     write("lineage_edges", ("src_id", "dst_id", "edge_type", "job_id", "version_id"), edges)
-    write("condensed_edges", ("src_id", "dst_id", "job_id"), condensed)
     model.edges = [(e[0], e[1]) for e in edges]
     upstream: dict[str, list[str]] = {}
     downstream: dict[str, list[str]] = {}

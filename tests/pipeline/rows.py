@@ -15,6 +15,13 @@ from headwater.pipeline.transforms import parse_events
 RUN_SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 PRODUCER = "https://example.com/tests"
 
+# dataset→dataset pairs through a job (each input to each output but itself), as queries join them
+CONDENSED_SQL = (
+    "SELECT DISTINCT i.src_id, o.dst_id FROM lineage_edges i "
+    "JOIN lineage_edges o ON o.src_id = i.dst_id AND o.edge_type = 'output' "
+    "WHERE i.edge_type = 'input' AND i.src_id <> o.dst_id"
+)
+
 
 def facet(**fields: Any) -> dict[str, Any]:
     return {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/X.json", **fields}

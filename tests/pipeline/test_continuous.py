@@ -30,6 +30,7 @@ from headwater.pipeline.runner import (
 )
 from headwater.store.base import EventStore
 from headwater.store.model import PipelineBusy, pipeline_lock, read_state
+from tests.pipeline.rows import CONDENSED_SQL
 from tests.pipeline.test_pipeline import ingest, query
 
 LONG_INTERVAL = 3_600.0  # no pass in these tests is due to the interval, but the first
@@ -140,9 +141,7 @@ def test_a_new_jobs_edges_are_published_before_its_ultimate_ends(
 
     def progress(step: str) -> None:
         if step == "graph edges":  # the edges are committed; the ends are not computed yet
-            seen["edges"] = query(
-                store, f"SELECT src_id, dst_id FROM condensed_edges WHERE dst_id = '{new_table}'"
-            )
+            seen["edges"] = [pair for pair in query(store, CONDENSED_SQL) if pair[1] == new_table]
             seen["ends"] = query(store, f"SELECT other_id FROM ultimate_nodes WHERE node_id = '{new_table}'")
             seen["state"] = query(store, "SELECT checkpoint, graph_checkpoint FROM pipeline_state")
 

@@ -83,17 +83,63 @@ def test_the_driver_and_spark_build_the_same_graph_tables(spark: SparkSession, c
         edges = graph.lineage_edges(
             spark.createDataFrame(io, IO), spark.createDataFrame(parents, PARENTS), alias_map
         )
-        condensed = graph.condensed_edges(edges)
-        ultimate = graph.ultimate_nodes(condensed, cap)
+        ultimate = graph.ultimate_nodes(graph.condensed_edges(edges), cap)
         on_spark = {
             "dataset_aliases": _rows(alias_map),
             "lineage_edges": _rows(edges),
-            "condensed_edges": _rows(condensed),
             "ultimate_nodes": _rows(ultimate),
             "dataset_depth": _rows(graph.dataset_depth(ultimate)),
         }
         assert {name: set(rows) for name, rows in here.by_table().items()} == on_spark
         assert all(len(rows) == len(set(rows)) for rows in here.by_table().values()), "no row twice"
-        assert here.condensed_edges, "each random graph has dataset-to-dataset lineage"
+        assert any(other != node for node, _, other, _ in here.ultimate_nodes), "dataset-to-dataset lineage"
         past.update(row[0] for row in here.ultimate_nodes if row[2] == PAST_CAP)
     assert bool(past) == (cap == 2), "a small cap leaves some datasets with the marker only"
+
+
+def _walked_ends(edges: list[Any], cap: int) -> set[tuple[Any, ...]]:
+    """The ultimate ends by the definition: a breadth-first walk back from each end of the
+    condensed graph (each input of a job to each of its outputs but itself), then the marker
+    for every dataset with more than `cap` ends of a kind."""
+    inputs: dict[str, set[str]] = {}
+    outputs: dict[str, set[str]] = {}
+    for src, dst, kind, *_ in edges:
+        if kind == "input":
+            inputs.setdefault(dst, set()).add(src)
+        elif kind == "output":
+            outputs.setdefault(src, set()).add(dst)
+    pairs = {(i, o) for job in inputs for i in inputs[job] for o in outputs.get(job, ()) if i != o}
+    found: set[tuple[Any, ...]] = set()
+    for kind, forward in (("source", False), ("destination", True)):
+        after: dict[str, set[str]] = {}
+        for src, dst in pairs:
+            node, nxt = (dst, src) if forward else (src, dst)
+            after.setdefault(node, set()).add(nxt)
+        nodes = {n for pair in pairs for n in pair}
+        before = {node for src, dst in pairs for node in ((src,) if forward else (dst,))}
+        reached: dict[str, dict[str, int]] = {}
+        for end in nodes - before:
+            distance, queue = {end: 0}, [end]
+            for here in queue:  # grows as it goes: breadth first
+                for n in after.get(here, ()):
+                    if n not in distance:
+                        distance[n] = distance[here] + 1
+                        queue.append(n)
+            for node, steps in distance.items():
+                reached.setdefault(node, {})[end] = steps
+        for node, ends in reached.items():
+            found |= (
+                {(node, kind, PAST_CAP, -1)}
+                if len(ends) > cap
+                else {(node, kind, e, d) for e, d in ends.items()}
+            )
+    return found
+
+
+@pytest.mark.parametrize("cap", [ENDS_CAP, 3, 1])
+def test_ends_found_through_the_jobs_are_those_of_the_condensed_graph(cap: int) -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        symlinks, io, parents = _random_graph(rng)
+        tables = driver_graph.graph_tables(symlinks, io, parents, cap)
+        assert set(tables.ultimate_nodes) == _walked_ends(tables.lineage_edges, cap)

@@ -112,8 +112,8 @@ def _good_event() -> dict[str, Any]:
 def test_keys_over_the_limits_are_left_out_and_the_rest_is_built(
     spark: SparkSession, store: EventStore, limits_off: None
 ) -> None:
-    # an event's own identities, over their limits but within the event store's indexes; three
-    # of them key one row of condensed_edges (source, destination, job): beyond PostgreSQL's index
+    # an event's own identities, over their limits but within the event store's indexes; two of
+    # them and the edge's type key one row of lineage_edges: beyond PostgreSQL's index
     over_own = [
         run_event(
             job=_long(1_000),

@@ -29,6 +29,7 @@ from tests.conftest import SPEC_DIR
 from tests.factories import facet, run_event
 from tests.pipeline import fastscore
 from tests.pipeline.oracle import expected_model
+from tests.pipeline.rows import CONDENSED_SQL
 from tests.pipeline.spark_cluster import standalone_cluster
 
 SPEC_EXAMPLE = SPEC_DIR / "tests" / "example_full_event.json"
@@ -111,7 +112,7 @@ def test_model_matches_the_events(spark: SparkSession, store: EventStore, demo: 
     assert query(store, "SELECT COUNT(*) FROM schema_fields WHERE path LIKE '%.%'")[0][0] > 0, "nested fields"
 
     # augmentation: a dataset without upstream is its own ultimate source; others have one upstream
-    condensed = query(store, "SELECT src_id, dst_id FROM condensed_edges")
+    condensed = query(store, CONDENSED_SQL)
     assert condensed
     has_upstream = {d for _, d in condensed}
     sources = query(store, "SELECT node_id, other_id, distance FROM ultimate_nodes WHERE kind = 'source'")

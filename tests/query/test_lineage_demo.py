@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 from headwater.demo.lineage import DemoShape, demo_events
 from headwater.query.lineage import LineageQuery, lineage, ultimate
 from headwater.store import EventStore
+from tests.pipeline.rows import CONDENSED_SQL
 from tests.query.conftest import published
 
 
@@ -63,7 +64,7 @@ def test_lineage_matches_a_walk_over_every_edge(demo: EventStore, depth: int) ->
 
 
 def test_ultimate_ends_agree_with_a_walk_for_every_dataset(demo: EventStore) -> None:
-    datasets = sorted({n for edge in rows(demo, "SELECT src_id, dst_id FROM condensed_edges") for n in edge})
+    datasets = sorted({n for edge in rows(demo, CONDENSED_SQL) for n in edge})
     far_future = "2100-01-01T00:00:00.0000000Z"
     for dataset in datasets:
         for kind in ("source", "destination"):

@@ -186,6 +186,16 @@ def _columns(store: EventStore, table: str) -> list[str]:
         return [d[0] for d in cur.description]
 
 
+# Tables the previous release kept and this one does not, as its pipeline filled them
+_GONE = {
+    "condensed_edges": (  # each input of a job to each of its outputs (dropped by 0020)
+        "SELECT i.src_id, o.dst_id, i.dst_id FROM lineage_edges i JOIN lineage_edges o "
+        "ON o.src_id = i.dst_id AND o.edge_type = 'output' "
+        "WHERE i.edge_type = 'input' AND i.src_id <> o.dst_id"
+    )
+}
+
+
 def copy_model(source: EventStore, target: EventStore) -> int:
     """Copy the rows of every table the target has, by column name, but those `_fill` writes
     (events and dead letters keep their ids by being written the same way); returns how many."""
@@ -199,7 +209,7 @@ def copy_model(source: EventStore, target: EventStore) -> int:
             with source._reading() as read:  # type: ignore[attr-defined]
                 # in the source's physical order, which some answers follow as an upgrade keeps it
                 order = "rowid" if source.backend == "sqlite" else "ctid"
-                read.execute(f"SELECT {columns} FROM {table} ORDER BY {order}")
+                read.execute(_GONE.get(table, f"SELECT {columns} FROM {table} ORDER BY {order}"))
                 rows = read.fetchall()
             if rows:
                 marks = ", ".join("?" * len(rows[0]))
@@ -337,9 +347,9 @@ _ADD_COLUMN = re.compile(
 )
 
 
-# The pipeline's state: a row per pipeline, which a migration may set (to have the graph
-# computed whole again, 0020).
-_STATE_TABLES = frozenset({"pipeline_state"})
+# The pipeline's state, a row per pipeline, which a migration may set (to have the graph computed
+# whole again, 0020); and a graph table the pipeline recomputed whole, which 0020 drops.
+_SET_OR_DROPPED = frozenset({"pipeline_state", "condensed_edges"})
 
 
 def rewrites(folder: Traversable) -> list[str]:
@@ -361,7 +371,7 @@ def rewrites(folder: Traversable) -> list[str]:
             found += [
                 f"{entry.name}: {text[:80]}"
                 for table in targets
-                if table in existing and table not in _STATE_TABLES
+                if table in existing and table not in _SET_OR_DROPPED
             ]
         existing |= created
     return found

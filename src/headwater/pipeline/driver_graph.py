@@ -1,4 +1,4 @@
-"""The graph stage of a small graph, computed in the driver: the same five tables by the same
+"""The graph stage of a small graph, computed in the driver: the same four tables by the same
 rules as `graph.py`, without Spark.
 
 On Spark each propagation round of `graph.py` is a job of its own, and staging the results is
@@ -10,10 +10,11 @@ Spark:
   label ("0" + id for a dataset events named, "1" + id for a name only a symlinks facet gave);
 - lineage edges (`graph.lineage_edges`): input dataset → job, job → output dataset (datasets by
   their canonical id), parent job → child job; one edge per (src, dst, type);
-- condensed edges (`graph.condensed_edges`): each input of a job to each of its outputs;
-- ultimate nodes (`graph.ultimate_nodes`): for each dataset, the ends reached upstream (`source`)
+- ultimate nodes (`graph.ultimate_nodes`): for each dataset of the condensed graph (each input of
+  a job to each of its outputs, `graph.condensed_edges`), the ends reached upstream (`source`)
   and downstream (`destination`) with the shortest distance; a dataset with no neighbour on a
-  side is its own end at distance 0; past ENDS_CAP ends, one marker row (`ends`);
+  side is its own end at distance 0; past ENDS_CAP ends, one marker row. Found here through the
+  jobs, never through the condensed edges themselves (`ends`);
 - depth (`graph.dataset_depth`): the longest of those shortest distances to a source.
 
 tests/pipeline/test_driver_graph.py checks both give the same tables.
@@ -22,7 +23,7 @@ tests/pipeline/test_driver_graph.py checks both give the same tables.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,43 +81,16 @@ def lineage_edges(
     return list(edges.values())
 
 
-def condensed_edges(edges: Iterable[Row]) -> list[Row]:
-    """(src_id, dst_id, job_id): each input dataset of a job to each of its output datasets."""
-    inputs: dict[str, set[str]] = defaultdict(set)
-    outputs: dict[str, set[str]] = defaultdict(set)
-    for src, dst, edge_type, *_ in edges:
-        if edge_type == "input":
-            inputs[dst].add(src)
-        elif edge_type == "output":
-            outputs[src].add(dst)
-    return [
-        (src, dst, job)
-        for job, sources in inputs.items()
-        for src in sources
-        for dst in outputs.get(job, ())
-        if src != dst
-    ]
-
-
-def ultimate_nodes(condensed: Iterable[Row], cap: int = ENDS_CAP) -> list[Row]:
-    """(node_id, kind, other_id, distance): every end each dataset reaches upstream (kind
-    `source`) and downstream (`destination`), at the shortest distance (in a cycle a node keeps
-    its shortest path, and a cycle no end leads into has none); past `cap` ends, the marker row
-    (`ends`)."""
-    upstream: dict[str, set[str]] = defaultdict(set)
-    downstream: dict[str, set[str]] = defaultdict(set)
-    for src, dst, *_ in condensed:
-        upstream[dst].add(src)
-        downstream[src].add(dst)
-    nodes = upstream.keys() | downstream.keys()
-
-    def side(neighbours: dict[str, set[str]]) -> Callable[[str], set[str]]:
-        return lambda node: neighbours.get(node, set())
-
+def ultimate_nodes(edges: Iterable[Row], cap: int = ENDS_CAP) -> list[Row]:
+    """(node_id, kind, other_id, distance) from the lineage edges: every end each dataset of the
+    condensed graph reaches upstream (kind `source`) and downstream (`destination`), at the
+    shortest distance (in a cycle a node keeps its shortest path, and a cycle no end leads into
+    has none); past `cap` ends, the marker row (`ends`)."""
+    graph = ends.Bipartite(edges)
+    nodes = {*graph.inputs, *graph.outputs, *graph.readers, *graph.writers}
     out: list[Row] = []
-    for kind, back, ahead in (("source", upstream, downstream), ("destination", downstream, upstream)):
-        found = ends.propagate(nodes, side(back), side(ahead), lambda _outside: {}, cap)
-        out += [(node, kind, end, steps) for node, reached in found.items() for end, steps in reached.items()]
+    for kind in ("source", "destination"):
+        out += ends.rows(ends.propagate(nodes, graph.side(kind), lambda _outside: {}, cap), kind)
     return out
 
 
@@ -132,11 +106,10 @@ def dataset_depth(ultimate: Iterable[Row]) -> list[Row]:
 
 @dataclass(frozen=True)
 class GraphTables:
-    """The five graph tables' rows, in `headwater.store.model.GRAPH_TABLES`' column order."""
+    """The four graph tables' rows, in `headwater.store.model.GRAPH_TABLES`' column order."""
 
     dataset_aliases: list[Row]
     lineage_edges: list[Row]
-    condensed_edges: list[Row]
     ultimate_nodes: list[Row]
     dataset_depth: list[Row]
 
@@ -144,7 +117,6 @@ class GraphTables:
         return {
             "dataset_aliases": self.dataset_aliases,
             "lineage_edges": self.lineage_edges,
-            "condensed_edges": self.condensed_edges,
             "ultimate_nodes": self.ultimate_nodes,
             "dataset_depth": self.dataset_depth,
         }
@@ -159,6 +131,5 @@ def graph_tables(
     """Every graph table from the graph stage's three inputs (see `runner.Pipeline._graph`)."""
     alias_rows = aliases(symlinks)
     edges = lineage_edges(current_io, parents, dict(alias_rows))
-    condensed = condensed_edges(edges)
-    ultimate = ultimate_nodes(condensed, cap)
-    return GraphTables(alias_rows, edges, condensed, ultimate, dataset_depth(ultimate))
+    ultimate = ultimate_nodes(edges, cap)
+    return GraphTables(alias_rows, edges, ultimate, dataset_depth(ultimate))

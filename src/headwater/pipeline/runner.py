@@ -327,19 +327,19 @@ class Pipeline:
             alias_map = graph.aliases(symlinks)
         alias_map = alias_map.persist(KEPT)
         edges = graph.lineage_edges(current_io, parents, alias_map).persist(KEPT)
-        condensed = graph.condensed_edges(edges).persist(KEPT)
         # The edges first, in a transaction of their own: lineage queries read only them, and
         # the ends' propagation takes one Spark job per step of the longest path.
-        near = {"dataset_aliases": alias_map, "lineage_edges": edges, "condensed_edges": condensed}
+        near = {"dataset_aliases": alias_map, "lineage_edges": edges}
         publish.stage(self.store, near, self.shuffle_partitions())
         model.replace_graph(self.store, tuple(near))
         self.progress("graph edges")
+        condensed = graph.condensed_edges(edges)  # what the propagation follows; not kept
         ultimate = graph.ultimate_nodes(condensed).persist(KEPT)
         ends = {"ultimate_nodes": ultimate, "dataset_depth": graph.dataset_depth(ultimate)}
         publish.stage(self.store, ends, self.shuffle_partitions())
         model.replace_graph(self.store, tuple(ends), checkpoint)
         self.progress("graph")
-        for frame in (ultimate, condensed, edges, alias_map):
+        for frame in (ultimate, edges, alias_map):
             frame.unpersist()
 
     def graph_stage(self, checkpoint: int) -> PassResult:

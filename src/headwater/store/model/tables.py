@@ -218,7 +218,6 @@ GRAPH_TABLES: tuple[Table, ...] = (
         ("src_id", "dst_id", "edge_type", "job_id", "version_id"),
         ("src_id", "dst_id", "edge_type"),
     ),
-    Table("condensed_edges", ("src_id", "dst_id", "job_id"), ("src_id", "dst_id", "job_id")),
     Table("ultimate_nodes", ("node_id", "kind", "other_id", "distance"), ("node_id", "kind", "other_id")),
     Table("dataset_depth", ("node_id", "depth"), ("node_id",)),
 )
