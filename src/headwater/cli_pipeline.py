@@ -91,7 +91,7 @@ def _describe_pass(result: Any) -> str:
         return f"nothing new (checkpoint seq {result.checkpoint})"
     return (
         f"{result.batches} batch(es), seq up to {result.checkpoint}, "
-        f"graph {'rebuilt' if result.graph else 'kept'}, "
+        f"graph {'updated' if result.graph else 'unchanged'}, "
         f"{result.seconds:.1f} s"
     )
 

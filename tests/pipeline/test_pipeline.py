@@ -199,7 +199,7 @@ def test_rebuild_from_the_command_line_recomputes_the_model(
         [*command, "--database-url", store.url], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"1 batch(es), seq up to {store.last_seq()}, graph rebuilt" in done.stdout
+    assert f"1 batch(es), seq up to {store.last_seq()}, graph updated" in done.stdout
     run_ids = {doc["run"]["runId"] for doc in demo[:60] if "run" in doc}
     assert run_ids == {row[0] for row in query(store, "SELECT run_id FROM runs")}
 

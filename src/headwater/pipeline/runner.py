@@ -60,7 +60,7 @@ def live_batch_size(batch_events: int, merge_seconds_per_event: float | None) ->
 
 @dataclass
 class PassResult:
-    """What one pass did: events read, batches published, whether the graph was rebuilt."""
+    """What one pass did: events read, batches published, whether the graph was updated."""
 
     events: int = 0
     batches: int = 0

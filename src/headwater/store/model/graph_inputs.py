@@ -46,14 +46,18 @@ def graph_size(store: EventStore) -> int:
 def small_graph_inputs(store: EventStore, limit: int | None) -> GraphInputs | None:
     """The graph stage's inputs read in one transaction, or None when one has more than `limit`
     rows (no limit: None)."""
-    inputs: list[list[Row]] = []
     with store.transaction() as cur:
-        for query in (SYMLINKS_SQL, CURRENT_IO_SQL, PARENTS_SQL):
-            cur.execute(query if limit is None else f"{query} LIMIT {limit + 1}")
-            rows = cur.fetchall()
-            if limit is not None and len(rows) > limit:
-                return None
-            inputs.append([tuple(row) for row in rows])
+        return _inputs(cur, limit)
+
+
+def _inputs(cur: Any, limit: int | None) -> GraphInputs | None:
+    inputs: list[list[Row]] = []
+    for query in (SYMLINKS_SQL, CURRENT_IO_SQL, PARENTS_SQL):
+        cur.execute(query if limit is None else f"{query} LIMIT {limit + 1}")
+        rows = cur.fetchall()
+        if limit is not None and len(rows) > limit:
+            return None
+        inputs.append([tuple(row) for row in rows])
     return GraphInputs(*inputs)
 
 
@@ -77,11 +81,9 @@ def published_graph(store: EventStore) -> PublishedGraph | None:
         aliases = [tuple(row) for row in cur.fetchall()]
         cur.execute("SELECT src_id, dst_id, edge_type, job_id, version_id FROM lineage_edges")
         edges = [tuple(row) for row in cur.fetchall()]
-        inputs = []
-        for query in (SYMLINKS_SQL, CURRENT_IO_SQL, PARENTS_SQL):
-            cur.execute(query)
-            inputs.append([tuple(row) for row in cur.fetchall()])
-    return PublishedGraph(aliases, edges, GraphInputs(*inputs))
+        inputs = _inputs(cur, None)
+    assert inputs is not None  # no limit
+    return PublishedGraph(aliases, edges, inputs)
 
 
 def published_ends(store: EventStore, node_ids: Sequence[str], kind: str) -> dict[str, dict[str, int]]:
