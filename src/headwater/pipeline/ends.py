@@ -50,11 +50,6 @@ class Bipartite:
                 self.outputs[src].add(dst)
                 self.writers[dst].add(src)
 
-    def condensed(self, job: str) -> set[Row]:
-        """(src_id, dst_id, job_id) of one job: each input to each output."""
-        outputs = self.outputs.get(job, set())
-        return {(src, dst, job) for src in self.inputs.get(job, ()) for dst in outputs if src != dst}
-
     def has_upstream(self, dataset: str) -> bool:
         """Whether a condensed edge ends at the dataset: a job writes it and reads another."""
         return any(self.inputs[job] - {dataset} for job in self.writers.get(dataset, ()))
