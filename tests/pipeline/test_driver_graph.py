@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from headwater.pipeline import driver_graph, graph
+from headwater.pipeline import driver_graph, ends, graph
 from headwater.store.graph import ENDS_CAP, PAST_CAP
 from tests.pipeline.test_graph import CYCLE_IO, CYCLE_SOURCES
 
@@ -83,7 +83,7 @@ def test_the_driver_and_spark_build_the_same_graph_tables(spark: SparkSession, c
         edges = graph.lineage_edges(
             spark.createDataFrame(io, IO), spark.createDataFrame(parents, PARENTS), alias_map
         )
-        ultimate = graph.ultimate_nodes(graph.condensed_edges(edges), cap)
+        ultimate = graph.ultimate_nodes(edges, cap)
         on_spark = {
             "dataset_aliases": _rows(alias_map),
             "lineage_edges": _rows(edges),
@@ -127,11 +127,11 @@ def _walked_ends(edges: list[Any], cap: int) -> set[tuple[Any, ...]]:
                         queue.append(n)
             for node, steps in distance.items():
                 reached.setdefault(node, {})[end] = steps
-        for node, ends in reached.items():
+        for node, reached_ends in reached.items():
             found |= (
                 {(node, kind, PAST_CAP, -1)}
-                if len(ends) > cap
-                else {(node, kind, e, d) for e, d in ends.items()}
+                if len(reached_ends) > cap
+                else {(node, kind, e, d) for e, d in reached_ends.items()}
             )
     return found
 
@@ -143,3 +143,18 @@ def test_ends_found_through_the_jobs_are_those_of_the_condensed_graph(cap: int) 
         symlinks, io, parents = _random_graph(rng)
         tables = driver_graph.graph_tables(symlinks, io, parents, cap)
         assert set(tables.ultimate_nodes) == _walked_ends(tables.lineage_edges, cap)
+
+
+def test_a_graph_with_more_ends_than_the_budget_is_left_to_spark() -> None:
+    rng = random.Random(8)
+    for _ in range(50):
+        symlinks, io, parents = _random_graph(rng)
+        tables = driver_graph.graph_tables(symlinks, io, parents)
+        rows = len(tables.ultimate_nodes)
+        # the budget counts the jobs' ends too (what the propagation holds): a budget of every
+        # row and every job's ends is enough; of fewer rows than the tables have, it is not
+        enough = rows + 2 * len({job for job, *_ in io}) * len({row[3] for row in io})
+        assert driver_graph.graph_tables(symlinks, io, parents, budget=enough) == tables
+        if rows:
+            with pytest.raises(ends.OverBudget):
+                driver_graph.graph_tables(symlinks, io, parents, budget=rows - 1)

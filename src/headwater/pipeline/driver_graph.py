@@ -11,9 +11,9 @@ Spark:
 - lineage edges (`graph.lineage_edges`): input dataset → job, job → output dataset (datasets by
   their canonical id), parent job → child job; one edge per (src, dst, type);
 - ultimate nodes (`graph.ultimate_nodes`): for each dataset of the condensed graph (each input of
-  a job to each of its outputs, `graph.condensed_edges`), the ends reached upstream (`source`)
-  and downstream (`destination`) with the shortest distance; a dataset with no neighbour on a
-  side is its own end at distance 0; past ENDS_CAP ends, one marker row. Found here through the
+  a job to each of its outputs but itself), the ends reached upstream (`source`) and downstream
+  (`destination`) with the shortest distance; a dataset with no neighbour on a side is its own
+  end at distance 0; past ENDS_CAP ends, one marker row. Found, here and on Spark, through the
   jobs, never through the condensed edges themselves (`ends`);
 - depth (`graph.dataset_depth`): the longest of those shortest distances to a source.
 
@@ -81,16 +81,18 @@ def lineage_edges(
     return list(edges.values())
 
 
-def ultimate_nodes(edges: Iterable[Row], cap: int = ENDS_CAP) -> list[Row]:
+def ultimate_nodes(edges: Iterable[Row], cap: int = ENDS_CAP, budget: int | None = None) -> list[Row]:
     """(node_id, kind, other_id, distance) from the lineage edges: every end each dataset of the
     condensed graph reaches upstream (kind `source`) and downstream (`destination`), at the
     shortest distance (in a cycle a node keeps its shortest path, and a cycle no end leads into
-    has none); past `cap` ends, the marker row (`ends`)."""
+    has none); past `cap` ends, the marker row (`ends`). Raises `ends.OverBudget` once more than
+    `budget` ends (rows and ends held by the propagation together) are found."""
     graph = ends.Bipartite(edges)
     nodes = {*graph.inputs, *graph.outputs, *graph.readers, *graph.writers}
     out: list[Row] = []
     for kind in ("source", "destination"):
-        out += ends.rows(ends.propagate(nodes, graph.side(kind), lambda _outside: {}, cap), kind)
+        left = None if budget is None else budget - len(out)
+        out += ends.rows(ends.propagate(nodes, graph.side(kind), lambda _outside: {}, cap, left), kind)
     return out
 
 
@@ -127,9 +129,11 @@ def graph_tables(
     current_io: Iterable[tuple[str, str, str, str]],
     parents: Iterable[tuple[str, str]],
     cap: int = ENDS_CAP,
+    budget: int | None = None,
 ) -> GraphTables:
-    """Every graph table from the graph stage's three inputs (see `runner.Pipeline._graph`)."""
+    """Every graph table from the graph stage's three inputs (see `runner.Pipeline._graph`);
+    raises `ends.OverBudget` when the ultimate ends come to more than `budget` rows."""
     alias_rows = aliases(symlinks)
     edges = lineage_edges(current_io, parents, dict(alias_rows))
-    ultimate = ultimate_nodes(edges, cap)
+    ultimate = ultimate_nodes(edges, cap, budget)
     return GraphTables(alias_rows, edges, ultimate, dataset_depth(ultimate))

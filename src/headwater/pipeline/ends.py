@@ -94,11 +94,18 @@ class Side:
         return self.graph.has_upstream(dataset) or self.graph.has_downstream(dataset)
 
 
-def propagate(nodes: set[str], side: Side, published: Published, cap: int) -> dict[str, Ends]:
+class OverBudget(Exception):
+    """The propagation found more ends than its budget allowed."""
+
+
+def propagate(
+    nodes: set[str], side: Side, published: Published, cap: int, budget: int | None = None
+) -> dict[str, Ends]:
     """{dataset: its ends} for the datasets among `nodes` (datasets and jobs, closed in the
     direction the ends flow); a dataset in no condensed edge has no entry. Datasets outside the
     set keep their `published` ends, and a job outside it takes those of its datasets (which are
-    outside too): they seed the nodes next to them."""
+    outside too): they seed the nodes next to them. Raises OverBudget as soon as the nodes hold
+    more than `budget` ends in all (what the propagation's memory follows)."""
     before = {node: side.before(node) for node in nodes}
     outside = {other for others in before.values() for other in others if other not in nodes}
     outside_jobs = {node for node in outside if node.startswith("job:")}
@@ -125,15 +132,19 @@ def propagate(nodes: set[str], side: Side, published: Published, cap: int) -> di
     inside = {node: [o for o in others if o in nodes] for node, others in before.items()}
     queue = deque(_order(nodes, inside, side.after))
     queued = set(queue)
+    held = sum(len(reached) for reached in found.values())
     while queue:
         node = queue.popleft()
         queued.discard(node)
         here = found.get(node)
         if here is None:  # a dataset in no condensed edge
             continue
-        grew = False
+        grew, size = False, len(here)
         for other in inside[node]:
             grew = _merge(here, found.get(other, {}), _step(node), cap) or grew
+        held += len(here) - size
+        if budget is not None and held > budget:
+            raise OverBudget(f"more than {budget:,} ends")
         if grew:
             for later in side.after(node):
                 if later in nodes and later not in queued:

@@ -108,68 +108,87 @@ def lineage_edges(current_io: DataFrame, parents: DataFrame, alias_map: DataFram
     return inputs.unionByName(outputs).unionByName(parent).dropDuplicates(["src_id", "dst_id", "edge_type"])
 
 
-def condensed_edges(edges: DataFrame) -> DataFrame:
-    """dataset→dataset edges: each input of a job joined to each of its outputs."""
-    ins = edges.where(F.col("edge_type") == "input").select(F.col("src_id"), F.col("dst_id").alias("job_id"))
+def _bipartite(edges: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(job, dataset) of the lineage edges' inputs, and of their outputs."""
+    ins = edges.where(F.col("edge_type") == "input").select(
+        F.col("dst_id").alias("job"), F.col("src_id").alias("dataset")
+    )
     outs = edges.where(F.col("edge_type") == "output").select(
-        F.col("src_id").alias("job_id"), F.col("dst_id")
+        F.col("src_id").alias("job"), F.col("dst_id").alias("dataset")
     )
-    return (
-        ins.join(outs, "job_id")
-        .where(F.col("src_id") != F.col("dst_id"))
-        .select("src_id", "dst_id", "job_id")
-        .distinct()
-    )
+    return ins, outs
 
 
-def ultimate_nodes(condensed: DataFrame, cap: int = ENDS_CAP) -> DataFrame:
-    """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset.
+def _condensed_ends(here: DataFrame, there: DataFrame) -> DataFrame:
+    """The datasets of `here` (job, dataset) that a condensed edge reaches from `there`: their job
+    has a dataset on the other side that is not themselves. Counted per job, never joined pair by
+    pair (a job of 3,000 inputs and 3,000 outputs has 9 million condensed edges)."""
+    per_job = there.groupBy("job").agg(F.count(F.lit(1)).alias("_n"), F.min("dataset").alias("_first"))
+    reached = (F.col("_n") >= 2) | (F.col("_first") != F.col("dataset"))
+    return here.join(per_job, "job").where(reached).select("dataset").distinct()
 
-    Both are found in one propagation over (kind, node, next) pairs, `next` being the node's
-    neighbour upstream (kind `source`) or downstream (`destination`). A node with no neighbour
-    is its own end (distance 0). Otherwise its ends are its neighbours' ends, one step further;
-    in a cycle a node keeps the shortest distance, so the propagation stops once no (kind, node,
-    end) gets shorter or new. A node with more than `cap` ends keeps the one row (PAST_CAP, -1)
-    instead, which its neighbours take on: their ends are a superset (`pipeline/ends.py`). Each
-    round is one Spark job (its check materialises the round).
+
+def ultimate_nodes(edges: DataFrame, cap: int = ENDS_CAP) -> DataFrame:
+    """Ultimate sources (upstream ends) and destinations (downstream ends) of every dataset of the
+    condensed graph (each input of a job to each of its outputs but itself), from the lineage
+    edges, by the rule of `pipeline/ends.py`: a dataset no condensed edge reaches from a side is
+    its own end on that side (distance 0); any other's ends are those of the datasets next to it,
+    one step further, the shortest distance kept, so the propagation stops once no (kind, node,
+    end) gets shorter or new. The ends pass through the jobs, never through the condensed pairs:
+    each round, a job takes its datasets' ends (capped), then the datasets on its other side take
+    the job's, one step further. A node with more than `cap` ends keeps the one row (PAST_CAP, -1)
+    instead, which the nodes after it take on: their ends are a superset. Each round is one Spark
+    job (its check materialises the round).
     """
-    flat = condensed.select("src_id", "dst_id").distinct()
-    pairs = (
-        flat.select(
-            F.lit("source").alias("kind"), F.col("dst_id").alias("node"), F.col("src_id").alias("next")
-        )
-        .unionByName(
-            flat.select(
-                F.lit("destination").alias("kind"),
-                F.col("src_id").alias("node"),
-                F.col("dst_id").alias("next"),
-            )
-        )
+    ins, outs = _bipartite(edges)
+    ins, outs = ins.distinct().localCheckpoint(), outs.distinct().localCheckpoint()
+    upstream = _condensed_ends(outs, ins)  # a condensed edge ends at these
+    downstream = _condensed_ends(ins, outs)  # and starts at these
+    in_graph = upstream.unionByName(downstream).distinct()
+
+    def kind(name: str, frame: DataFrame) -> DataFrame:
+        return frame.select(F.lit(name).alias("kind"), "*")
+
+    starts = kind("source", in_graph.join(upstream, "dataset", "left_anti")).unionByName(
+        kind("destination", in_graph.join(downstream, "dataset", "left_anti"))
+    )
+    found = starts.select(
+        "kind",
+        F.col("dataset").alias("node_id"),
+        F.col("dataset").alias("other_id"),
+        F.lit(0).alias("distance"),
+    ).localCheckpoint(eager=False)
+    # a job takes the ends of the datasets before it; a dataset, those of the jobs before it.
+    # Every frame of a round is hash-partitioned by its node (kind, node_id), so that a round
+    # shuffles twice (the ends into the jobs, then into the datasets): each grouping and window
+    # by node, and each join on a node, finds its rows in place.
+    into_jobs = _by_node(
+        kind("source", ins).unionByName(kind("destination", outs)).withColumnRenamed("dataset", "node_id")
+    ).localCheckpoint()
+    into_datasets = (
+        kind("source", outs)
+        .unionByName(kind("destination", ins))
+        .repartition("kind", "job")
         .localCheckpoint()
     )
-    nodes = pairs.select("kind", F.col("node").alias("node_id")).unionByName(
-        pairs.select("kind", F.col("next").alias("node_id"))
-    )
-    ends = nodes.distinct().join(
-        pairs.select("kind", F.col("node").alias("node_id")), ["kind", "node_id"], "left_anti"
-    )
-    found = ends.select("kind", "node_id", F.col("node_id").alias("other_id"), F.lit(0).alias("distance"))
-    found = found.localCheckpoint(eager=False)
-    links = pairs.select("kind", "node", F.col("next").alias("node_id"))  # joined by name: no self-join
+    found = _by_node(found).localCheckpoint(eager=False)
     pair = F.concat_ws("|", "kind", "node_id", "other_id", "distance")
     before = _fingerprint(found, pair)
     for _ in range(MAX_ROUNDS):
+        at_jobs = _capped(
+            _nearest(
+                into_jobs.join(found, ["kind", "node_id"]).select(
+                    "kind", F.col("job").alias("node_id"), "other_id", "distance"
+                )
+            ),
+            cap,
+        )
         past = F.col("other_id") == PAST_CAP
         further = F.when(past, F.lit(-1)).otherwise(F.col("distance") + 1)
-        step = links.join(found, ["kind", "node_id"]).select(
-            "kind", F.col("node").alias("node_id"), "other_id", further.alias("distance")
+        step = into_datasets.join(at_jobs.withColumnRenamed("node_id", "job"), ["kind", "job"]).select(
+            "kind", F.col("dataset").alias("node_id"), "other_id", further.alias("distance")
         )
-        found = _capped(
-            found.unionByName(step)
-            .groupBy("kind", "node_id", "other_id")
-            .agg(F.min("distance").alias("distance")),
-            cap,
-        ).localCheckpoint(eager=False)
+        found = _capped(_nearest(found.unionByName(step)), cap).localCheckpoint(eager=False)
         after = _fingerprint(found, pair)  # the round's one job: it also materialises `found`
         if after == before:  # pairs are only added and distances only shrink
             break
@@ -177,9 +196,18 @@ def ultimate_nodes(condensed: DataFrame, cap: int = ENDS_CAP) -> DataFrame:
     return found.select("node_id", "kind", "other_id", "distance")
 
 
+def _by_node(frame: DataFrame) -> DataFrame:
+    return frame.repartition("kind", "node_id")
+
+
+def _nearest(rows: DataFrame) -> DataFrame:
+    """The shortest distance of each (kind, node_id, other_id), partitioned by node."""
+    return _by_node(rows).groupBy("kind", "node_id", "other_id").agg(F.min("distance").alias("distance"))
+
+
 def _capped(found: DataFrame, cap: int) -> DataFrame:
     """The rows of nodes with at most `cap` ends and no PAST_CAP row; one PAST_CAP row for each
-    other node."""
+    other node. One window by node, no union: a frame partitioned by node stays so."""
     node = Window.partitionBy("kind", "node_id")
     marked = found.select(
         "*",
@@ -187,11 +215,12 @@ def _capped(found: DataFrame, cap: int) -> DataFrame:
         F.max((F.col("other_id") == PAST_CAP).cast("int")).over(node).alias("_past"),
     )
     over = (F.col("_ends") > cap) | (F.col("_past") == 1)
-    kept = marked.where(~over).select("kind", "node_id", "other_id", "distance")
-    past = marked.where(over).select("kind", "node_id").distinct()
-    return kept.unionByName(
-        past.select("kind", "node_id", F.lit(PAST_CAP).alias("other_id"), F.lit(-1).alias("distance"))
-    )
+    return marked.select(
+        "kind",
+        "node_id",
+        F.when(over, F.lit(PAST_CAP)).otherwise(F.col("other_id")).alias("other_id"),
+        F.when(over, F.lit(-1)).otherwise(F.col("distance")).alias("distance"),
+    ).dropDuplicates()
 
 
 def dataset_depth(ultimate: DataFrame) -> DataFrame:

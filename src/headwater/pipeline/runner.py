@@ -2,7 +2,8 @@
 then the graph stage; once (`run`), from scratch (`rebuild`) or forever (`continuous`).
 
 The driver orchestrates: it reads seq numbers and counts; the events and entities it reads
-itself are bounded by `read_here_rows` (small batches, and the graph of a small model).
+itself are bounded by `read_here_rows` (small batches), and the graph it computes itself by
+GRAPH_HERE_ROWS and GRAPH_HERE_ENDS.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
-from headwater.pipeline import driver_graph, graph, graph_delta, publish, source
+from headwater.pipeline import driver_graph, ends, graph, graph_delta, publish, source
 from headwater.pipeline import transforms as t
 from headwater.pipeline.dogfood import Reporter
 from headwater.pipeline.frames import KEPT, history_frames, model_frames
@@ -31,6 +32,12 @@ _EVENTS_PER_PARTITION = 20_000
 POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new events
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
 READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.read_here)
+# The whole graph is computed in the driver (driver_graph) when each of its inputs has at most
+# GRAPH_HERE_ROWS rows and its ends come to at most GRAPH_HERE_ENDS rows; else on Spark. A
+# bulk-loaded model of 100,000 datasets (277,601 inputs and outputs, 7.0M ends): 58 s and about
+# 800 MB of Python objects in the driver, where Spark took minutes (bench/graph_stage.py).
+GRAPH_HERE_ROWS = 300_000
+GRAPH_HERE_ENDS = 8_000_000
 INLINE_VALUES = 1_000  # a driver-read batch naming at most this many facet values looks them up in a map
 # While events are being ingested into a single-writer store (SQLite), ingest waits for each
 # merge's write lock: a merge of 200,000 events held it 10-25 s (bench/soak.py). Then a batch
@@ -65,6 +72,7 @@ class PassResult:
     events: int = 0
     batches: int = 0
     graph: bool = False
+    graph_how: str = ""  # how the graph was updated: "edited", "driver" (whole) or "spark" (whole)
     live: bool = False  # events were being stored meanwhile: batches sized for short merges
     checkpoint: int = 0
     seconds: float = 0.0
@@ -269,8 +277,13 @@ class Pipeline:
     # -- the graph stage -----------------------------------------------------------------------
     def _graph(self, checkpoint: int, result: PassResult) -> None:
         tick = time.perf_counter()
-        if not self._graph_edited(checkpoint) and not self._graph_here(checkpoint):
+        if self._graph_edited(checkpoint):
+            result.graph_how = "edited"
+        elif self._graph_here(checkpoint):
+            result.graph_how = "driver"
+        else:
             self._graph_on_spark(checkpoint)
+            result.graph_how = "spark"
         result.graph = True
         result.stages["graph"] = result.stages.get("graph", 0.0) + time.perf_counter() - tick
 
@@ -295,13 +308,24 @@ class Pipeline:
 
     def _graph_here(self, checkpoint: int) -> bool:
         """The graph computed in the driver and published in one transaction, when each of its
-        inputs has at most `read_here_rows` rows (a pass over a few events then spends
-        milliseconds here instead of a Spark job per propagation round); False, having done
-        nothing, when one has more."""
-        inputs = graph_inputs.small_graph_inputs(self.store, self.read_here_rows)
+        inputs has at most GRAPH_HERE_ROWS rows (or `read_here_rows`, when more; none when it is
+        0) and its ends at most GRAPH_HERE_ENDS: a pass over a few events then spends milliseconds
+        here instead of a Spark job per propagation round, and a large graph a minute instead of
+        many; False, having published nothing, otherwise."""
+        if self.read_here_rows <= 0:
+            return False
+        inputs = graph_inputs.small_graph_inputs(self.store, max(self.read_here_rows, GRAPH_HERE_ROWS))
         if inputs is None:
             return False
-        tables = driver_graph.graph_tables(inputs.symlinks, inputs.current_io, inputs.parents)
+        try:
+            tables = driver_graph.graph_tables(
+                inputs.symlinks, inputs.current_io, inputs.parents, budget=GRAPH_HERE_ENDS
+            )
+        except ends.OverBudget:
+            log.info(
+                "pipeline: the graph has over %s ultimate ends: computed on Spark", f"{GRAPH_HERE_ENDS:,}"
+            )
+            return False
         model.replace_graph_rows(self.store, tables.by_table(), checkpoint)
         self.progress("graph edges")
         self.progress("graph")
@@ -333,8 +357,7 @@ class Pipeline:
         publish.stage(self.store, near, self.shuffle_partitions())
         model.replace_graph(self.store, tuple(near))
         self.progress("graph edges")
-        condensed = graph.condensed_edges(edges)  # what the propagation follows; not kept
-        ultimate = graph.ultimate_nodes(condensed).persist(KEPT)
+        ultimate = graph.ultimate_nodes(edges).persist(KEPT)
         ends = {"ultimate_nodes": ultimate, "dataset_depth": graph.dataset_depth(ultimate)}
         publish.stage(self.store, ends, self.shuffle_partitions())
         model.replace_graph(self.store, tuple(ends), checkpoint)
