@@ -33,11 +33,12 @@ POLL_SECONDS = 0.25  # how often the continuous pipeline asks the store for new 
 _CODEGEN_ROWS = 20_000  # below, compiling generated code costs more than it saves (2 events: 9.0 → 5.6 s)
 READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.read_here)
 # The whole graph is computed in the driver (driver_graph) when each of its inputs has at most
-# GRAPH_HERE_ROWS rows and its ends come to at most GRAPH_HERE_ENDS rows; else on Spark. A
-# bulk-loaded model of 100,000 datasets (277,601 inputs and outputs, 7.0M ends): 58 s and about
-# 800 MB of Python objects in the driver, where Spark took minutes (bench/graph_stage.py).
+# GRAPH_HERE_ROWS rows and the ends its propagation holds (the datasets' and the jobs') come to at
+# most GRAPH_HERE_ENDS; else on Spark. A bulk-loaded model of 100,000 datasets (277,601 inputs
+# and outputs, 7.0M ultimate rows, about 10M ends held): 58 s and about 800 MB of Python objects
+# at the peak in the driver, where Spark takes many minutes (bench/graph_stage.py).
 GRAPH_HERE_ROWS = 300_000
-GRAPH_HERE_ENDS = 8_000_000
+GRAPH_HERE_ENDS = 12_000_000
 INLINE_VALUES = 1_000  # a driver-read batch naming at most this many facet values looks them up in a map
 # While events are being ingested into a single-writer store (SQLite), ingest waits for each
 # merge's write lock: a merge of 200,000 events held it 10-25 s (bench/soak.py). Then a batch
