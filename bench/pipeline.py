@@ -66,6 +66,7 @@ from _common import (
     percentile,
     print_table,
 )
+from headwater.store.graph import ENDS_CAP, PAST_CAP
 
 if TYPE_CHECKING:
     import duckdb
@@ -812,7 +813,7 @@ DUCKDB_STEPS: tuple[tuple[str, str], ...] = (
     ),
     (
         "condensed_edges",
-        """CREATE TABLE condensed_edges AS
+        """CREATE TEMP TABLE condensed_edges AS
         SELECT DISTINCT i.src_id, o.dst_id, i.dst_id AS job_id
         FROM lineage_edges i JOIN lineage_edges o ON o.src_id = i.dst_id AND o.edge_type = 'output'
         WHERE i.edge_type = 'input' AND i.src_id <> o.dst_id""",
@@ -823,15 +824,16 @@ DUCKDB_TABLES = (
     "namespaces", "sources", "datasets", "facet_values", "dataset_facets", "job_facets", "schema_fields",
     "column_lineage", "dataset_symlinks", "dataset_versions", "dataset_version_runs", "job_parents", "runs",
     "run_facets", "run_io", "run_io_facets", "job_versions", "job_version_io", "jobs", "dataset_aliases",
-    "lineage_edges", "condensed_edges", "ultimate_nodes", "dataset_depth",
+    "lineage_edges", "ultimate_nodes", "dataset_depth",
 )  # fmt: skip
 DUCKDB_COVERAGE = (
     "DuckDB script: one SQL statement per model table over the same stored events (read with Python "
     "sqlite3/psycopg into Arrow batches, as DuckDB's sqlite/postgres scanners cannot be installed offline), "
     "each payload parsed once with json_transform, results written into tables of a DuckDB file. It "
-    "computes all 24 tables the pipeline publishes (entities, facet history and values, schema fields, "
-    "column lineage, symlinks and aliases, dataset and job versions, runs with state by event semantics, "
-    "run io, lineage and condensed edges, ultimate nodes, depth) with the same rules and hashes, and is "
+    "computes all 23 tables the pipeline publishes from OpenLineage events (entities, facet history and "
+    "values, schema fields, column lineage, symlinks and aliases, dataset and job versions, runs with state "
+    "by event semantics, run io, lineage edges, ultimate nodes capped at 1,000 ends a dataset, depth; the "
+    "condensed edges as an intermediate) with the same rules and hashes, and is "
     "checked against the pipeline's tables (line 3. tables equal). It does NOT do what makes the pipeline "
     "incremental and safe: no batches with read-back of earlier run events, no staging and merge into the "
     "store, no checkpoint, no lock, no executors; nested schema fields are not flattened (the generated "
@@ -864,11 +866,21 @@ def _ultimate_nodes(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("CREATE OR REPLACE TEMP TABLE found AS SELECT * FROM merged")
             if changed == 0:
                 break
-        con.execute(f"INSERT INTO ultimate_nodes SELECT node_id, '{kind}', other_id, distance FROM found")
+        # past ENDS_CAP ends, one marker row: the cap applied at the end gives what the pipeline's
+        # propagation gives, since a node's ends include those of every node before it
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE past AS SELECT node_id FROM found GROUP BY node_id "
+            f"HAVING count(*) > {ENDS_CAP}"
+        )
+        con.execute(
+            f"INSERT INTO ultimate_nodes SELECT node_id, '{kind}', other_id, distance FROM found "
+            f"WHERE node_id NOT IN (SELECT node_id FROM past) "
+            f"UNION ALL SELECT node_id, '{kind}', '{PAST_CAP}', -1 FROM past"
+        )
     con.execute(
         "CREATE TABLE dataset_depth AS SELECT node_id, CAST(max(distance) AS INTEGER) AS depth "
         "FROM ultimate_nodes "
-        "WHERE kind = 'source' GROUP BY node_id"
+        f"WHERE kind = 'source' GROUP BY node_id HAVING bool_and(other_id <> '{PAST_CAP}')"
     )
 
 
