@@ -138,6 +138,9 @@ def test_a_change_that_reaches_more_than_the_bound_is_left_to_the_whole_stage() 
     published = PublishedGraph([], list(tables["lineage_edges"]), GraphInputs([], chain + top, []))
     assert graph_delta.graph_edits(published, _ends_of(tables), max_nodes=20) is None
     assert graph_delta.graph_edits(published, _ends_of(tables), max_nodes=200) is not None
+    # the root becomes a source of every dataset and job of the chain: over 60 ends held, not 200
+    assert graph_delta.graph_edits(published, _ends_of(tables), max_ends=60) is None
+    assert graph_delta.graph_edits(published, _ends_of(tables), max_ends=200) is not None
 
 
 def _published_rows(store: EventStore) -> dict[str, set[Row]]:

@@ -52,10 +52,10 @@ class Bipartite:
 
     def has_upstream(self, dataset: str) -> bool:
         """Whether a condensed edge ends at the dataset: a job writes it and reads another."""
-        return any(self.inputs[job] - {dataset} for job in self.writers.get(dataset, ()))
+        return any(_other_than(self.inputs[job], dataset) for job in self.writers.get(dataset, ()))
 
     def has_downstream(self, dataset: str) -> bool:
-        return any(self.outputs[job] - {dataset} for job in self.readers.get(dataset, ()))
+        return any(_other_than(self.outputs[job], dataset) for job in self.readers.get(dataset, ()))
 
     def side(self, kind: Kind) -> Side:
         if kind == "source":
@@ -203,3 +203,9 @@ def _order(nodes: set[str], inside: dict[str, list[str]], after: Callable[[str],
                     ready.append(later)
     placed = set(order)
     return order + sorted(node for node in nodes if node not in placed)
+
+
+def _other_than(datasets: set[str], dataset: str) -> bool:
+    """Whether `datasets` holds one other than `dataset` (in constant time: a job may have
+    hundreds of thousands)."""
+    return len(datasets) > 1 or (len(datasets) == 1 and dataset not in datasets)

@@ -14,8 +14,11 @@ propagation. The depth follows the recomputed sources.
 Only the rows that differ from the published ones are written: a change near the top of a graph
 reaches many datasets whose ends are mostly the same.
 
-When the difference reaches more than `max_nodes` datasets and jobs, `graph_edits` gives up
-(None) and the caller computes the whole graph. tests/pipeline/test_graph_delta.py checks that
+When the difference reaches more than `max_nodes` datasets and jobs, or their recomputed ends
+come to more than `max_ends` (the propagation's memory, and about what the published ends cost
+to read back), `graph_edits` gives up (None) and the caller computes the whole graph. A wide
+job's datasets, past the cap, hold one end each: a change that reaches 160,000 of them is an
+edit, not a whole graph. tests/pipeline/test_graph_delta.py checks that
 the tables equal a whole recompute after random changes, cycles and symlinks included.
 """
 
@@ -33,15 +36,22 @@ Row = ends.Row
 # the published ends of datasets: node → {end: distance}
 EndsReader = Callable[[Sequence[str], ends.Kind], dict[str, ends.Ends]]
 
-MAX_NODES = 40_000  # datasets and jobs whose ends a pass recomputes here, at most (else the whole stage)
+MAX_NODES = 400_000  # datasets and jobs whose ends a pass recomputes here, at most (else the whole stage)
+MAX_ENDS = 4_000_000  # and the ends they hold, at most
 
 
 def graph_edits(
-    published: PublishedGraph, read_ends: EndsReader, *, max_nodes: int = MAX_NODES, cap: int = ENDS_CAP
+    published: PublishedGraph,
+    read_ends: EndsReader,
+    *,
+    max_nodes: int = MAX_NODES,
+    max_ends: int = MAX_ENDS,
+    cap: int = ENDS_CAP,
 ) -> list[GraphEdit] | None:
     """The edits that make the published graph (its aliases and lineage edges, and the ends
     `read_ends` gives) the graph of `published.inputs`, in the order they apply; None when the
-    change reaches more than `max_nodes` datasets and jobs. `cap`: see `ends`."""
+    change reaches more than `max_nodes` datasets and jobs, or their ends come to more than
+    `max_ends`. `cap`: see `ends`."""
     inputs = published.inputs
     alias_rows = driver_graph.aliases(inputs.symlinks)
     edge_rows = driver_graph.lineage_edges(inputs.current_io, inputs.parents, dict(alias_rows))
@@ -69,7 +79,10 @@ def graph_edits(
             return None
         budget -= len(nodes)
         reader = _reader(read_ends, kind)
-        found = ends.propagate(nodes, side, reader, cap)
+        try:
+            found = ends.propagate(nodes, side, reader, cap, max_ends - len(new_ends))
+        except ends.OverBudget:
+            return None
         was = reader(sorted(node for node in nodes if not node.startswith("job:")))
         gone, new = _diff(set(ends.rows(was, kind)), set(ends.rows(found, kind)))
         gone_ends += [row[:3] for row in gone]
