@@ -36,8 +36,9 @@ Row = ends.Row
 # the published ends of datasets: node → {end: distance}
 EndsReader = Callable[[Sequence[str], ends.Kind], dict[str, ends.Ends]]
 
-MAX_NODES = 400_000  # datasets and jobs whose ends a pass recomputes here, at most (else the whole stage)
+MAX_NODES = 200_000  # datasets and jobs whose ends a pass recomputes here, at most (else the whole stage)
 MAX_ENDS = 4_000_000  # and the ends they hold, at most
+READ_SLICE = 5_000  # nodes whose published ends are read at once
 
 
 def graph_edits(
@@ -78,12 +79,12 @@ def graph_edits(
         if nodes is None:
             return None
         budget -= len(nodes)
-        reader = _reader(read_ends, kind)
+        reader = _reader(read_ends, kind, max_ends)
         try:
             found = ends.propagate(nodes, side, reader, cap, max_ends - len(new_ends))
+            was = reader(sorted(node for node in nodes if not node.startswith("job:")))
         except ends.OverBudget:
             return None
-        was = reader(sorted(node for node in nodes if not node.startswith("job:")))
         gone, new = _diff(set(ends.rows(was, kind)), set(ends.rows(found, kind)))
         gone_ends += [row[:3] for row in gone]
         new_ends += new
@@ -100,8 +101,22 @@ def graph_edits(
     ]
 
 
-def _reader(read_ends: EndsReader, kind: ends.Kind) -> ends.Published:
-    return lambda nodes: read_ends(nodes, kind)
+def _reader(read_ends: EndsReader, kind: ends.Kind, max_ends: int) -> ends.Published:
+    """The published ends of `kind`, read READ_SLICE nodes at a time; raises ends.OverBudget once
+    one call has read more than `max_ends`."""
+
+    def read(nodes: Sequence[str]) -> dict[str, ends.Ends]:
+        found: dict[str, ends.Ends] = {}
+        held = 0
+        for start in range(0, len(nodes), READ_SLICE):
+            part = read_ends(nodes[start : start + READ_SLICE], kind)
+            held += sum(len(reached) for reached in part.values())
+            if held > max_ends:
+                raise ends.OverBudget(f"more than {max_ends:,} published ends")
+            found.update(part)
+        return found
+
+    return read
 
 
 def _depths(found: dict[str, ends.Ends]) -> set[Row]:
