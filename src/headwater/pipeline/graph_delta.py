@@ -14,9 +14,9 @@ propagation. The depth follows the recomputed sources.
 Only the rows that differ from the published ones are written: a change near the top of a graph
 reaches many datasets whose ends are mostly the same.
 
-When the difference reaches more than `max_nodes` datasets and jobs, or their recomputed ends
-come to more than `max_ends` (the propagation's memory, and about what the published ends cost
-to read back), `graph_edits` gives up (None) and the caller computes the whole graph. A wide
+When the difference reaches more than `max_nodes` datasets and jobs, or the ends it recomputes
+(the propagation's memory), or those it reads back, come to more than `max_ends`, `graph_edits`
+gives up (None) and the caller computes the whole graph. A wide
 job's datasets, past the cap, hold one end each: a change that reaches 160,000 of them is an
 edit, not a whole graph. tests/pipeline/test_graph_delta.py checks that
 the tables equal a whole recompute after random changes, cycles and symlinks included.

@@ -324,7 +324,7 @@ class Pipeline:
             )
         except ends.OverBudget:
             log.info(
-                "pipeline: the graph has over %s ultimate ends: computed on Spark", f"{GRAPH_HERE_ENDS:,}"
+                "pipeline: the graph's ends pass %s in the driver: computed on Spark", f"{GRAPH_HERE_ENDS:,}"
             )
             return False
         model.replace_graph_rows(self.store, tables.by_table(), checkpoint)
