@@ -187,16 +187,18 @@ def _wide_events(width: int) -> list[dict[str, Any]]:
 def _command(args: list[str], url: str) -> tuple[float, int]:
     """`headwater ARGS --database-url URL` run whole: seconds, and the largest resident set (bytes)
     of its Python process."""
-    tick = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "headwater", *args, "--database-url", url],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - tick
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"headwater {' '.join(args)} failed: {process.stderr.read().decode()[-2000:]}")
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: Spark's warnings never fill it
+        tick = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "headwater", *args, "--database-url", url],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - tick
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            raise SystemExit(f"headwater {' '.join(args)} failed: {errors.read().decode()[-2000:]}")
     return seconds, usage.ru_maxrss * 1024
 
 
