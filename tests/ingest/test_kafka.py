@@ -230,6 +230,57 @@ def test_a_store_outage_rewinds_and_retries_the_batch(
     assert (ingester.totals.stored, ingester.totals.duplicates, ingester.totals.dead_letters) == (40, 0, 0)
 
 
+def test_an_outage_mid_stream_rewinds_the_batches_consumed_after_the_failed_one(
+    broker: Broker,
+    new_topic: Callable[..., str],
+    kafka_settings: MakeSettings,
+    store: EventStore,
+    consumers: list[KafkaIngester],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The consumer validates the next batches while one is stored: when storing fails, the
+    batches consumed after it are read again too, and each partition stays in offset order."""
+    topic = new_topic(3)
+    producer = broker.producer()
+    where: dict[str, tuple[int, int]] = {}  # eventId -> (partition, offset)
+
+    def delivered(error: Any, message: Any) -> None:
+        assert error is None
+        (event_id,) = expected_ids([message.value().decode()])
+        where[event_id] = (message.partition(), message.offset())
+
+    for i in range(120):
+        value = orjson.dumps(run_event(event_time=f"2024-05-01T10:{i // 60:02d}:{i % 60:02d}.000Z"))
+        producer.produce(topic, key=f"k{i % 7}", value=value, on_delivery=delivered)
+    assert producer.flush(10) == 0 and len(where) == 120
+    real_append = store.append
+    calls = 0
+
+    def append_failing_twice_mid_stream(events: list[Event], received_at: str) -> list[bool]:
+        nonlocal calls
+        calls += 1
+        if calls in (4, 5):
+            raise StoreUnavailable("database is down")
+        return real_append(events, received_at)
+
+    monkeypatch.setattr(store, "append", append_failing_twice_mid_stream)
+    settings = kafka_settings(topic, kafka_batch_size=8)
+    ingester = consume(settings, store, consumers)
+    wait_for(lambda: stored_count(store) == 120, 30, "120 events stored after the outage")
+    wait_for(lambda: committed_total(settings) == 120, 10, "all offsets committed")
+    ingester.stop()
+    assert calls > 5
+    assert (ingester.totals.stored, ingester.totals.duplicates, ingester.totals.dead_letters) == (120, 0, 0)
+    by_partition: dict[int, list[tuple[int, int]]] = {}
+    for event_id, (partition, offset) in where.items():
+        stored = store.get_event(event_id)
+        assert stored is not None
+        by_partition.setdefault(partition, []).append((offset, stored.seq))
+    for pairs in by_partition.values():
+        seqs = [seq for _, seq in sorted(pairs)]
+        assert seqs == sorted(seqs)
+
+
 def test_an_event_the_store_refuses_is_dead_lettered_alone(
     broker: Broker,
     new_topic: Callable[..., str],

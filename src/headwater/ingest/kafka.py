@@ -17,6 +17,9 @@ How it keeps its promises:
   another's backlog, and one durable transaction and one offset commit serve all of them. A thread
   per partition would add nothing: decoding and validating hold the GIL, and the store has one
   writer. More throughput comes from more consumers (processes) in the same group.
+- Storing beside validating: `run` hands each validated batch to a thread that stores it
+  (`kafka_handover`), decodes the next batch meanwhile, and commits the offsets of the batches
+  that thread has stored, in order. When one fails, it and those after it are rewound together.
 
 Messages are what the openlineage-python Kafka transport sends: the event's JSON as the value, a
 key such as `run:namespace/name` (used by Kafka for partitioning only), no headers.
@@ -42,6 +45,7 @@ from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
 from headwater.ingest import metrics
 from headwater.ingest.generic import GenericValidated, record_generic_stored, validate_generic_documents
+from headwater.ingest.kafka_handover import Handover, rewind_offsets
 from headwater.ingest.service import (
     REJECTED,
     Outcome,
@@ -85,6 +89,7 @@ _librdkafka_log.addFilter(_Repeats())
 _FIXED_OPTIONS = {"enable.auto.commit": "false", "enable.auto.offset.store": "false"}
 _PROGRESS_EVERY = 10.0  # seconds between progress lines in the log
 _MAX_BACKOFF = 30.0
+_POLL_WHILE_STORING = 0.05  # seconds `consume` waits while a batch handed over is not committed
 
 
 def consumer_config(settings: Settings) -> dict[str, Any]:
@@ -169,6 +174,8 @@ class Batch:
     next: dict[Partition, int] = field(default_factory=dict)  # offset to commit
     validated: Validated | None = None
     generic: GenericValidated | None = None
+    started: float = field(default_factory=time.perf_counter)  # when it was consumed
+    result: BatchResult | None = None  # once stored
 
 
 @dataclass
@@ -209,6 +216,7 @@ class KafkaIngester:
         self._assigned: set[Partition] = set()
         self._committed: dict[Partition, int] = {}
         self._backoff = 0.0
+        self._handover: Handover[Batch] | None = None
 
     # -- running --------------------------------------------------------------------------------
     def start(self) -> threading.Thread:
@@ -255,16 +263,26 @@ class KafkaIngester:
             self.settings.kafka_group_id,
         )
         last_progress = time.monotonic()
+        handover: Handover[Batch] = Handover(self._store_batch)
+        self._handover = handover
         try:
             while not self._stop.is_set():
-                messages = consumer.consume(self.settings.kafka_batch_size, self.settings.kafka_poll_timeout)
-                if messages:
-                    self.process(messages)
+                timeout = self.settings.kafka_poll_timeout
+                if handover.pending:  # commit a stored batch soon, even if no message comes
+                    timeout = min(timeout, _POLL_WHILE_STORING)
+                messages = consumer.consume(self.settings.kafka_batch_size, timeout)
+                self._commit_stored(handover)
+                batch = self._decode(messages) if messages else None
+                if not self._rewound(handover, batch) and batch is not None and batch.next:
+                    handover.put(batch)
                 self._update_lag()
                 if time.monotonic() - last_progress >= _PROGRESS_EVERY:
                     last_progress = time.monotonic()
                     self._log_progress()
         finally:
+            handover.close()  # what was handed over is stored (unless storing fails)...
+            self._commit_stored(handover)  # ...and committed
+            self._handover = None
             self._consumer = None
             self._assigned.clear()
             consumer.close()
@@ -286,25 +304,62 @@ class KafkaIngester:
 
     # -- one batch ------------------------------------------------------------------------------
     def process(self, messages: Sequence[Message]) -> BatchResult | None:
-        """Store one consumed batch durably, then commit its offsets. None when it was rewound."""
-        started = time.perf_counter()
+        """Store one consumed batch durably, then commit its offsets, in this thread (`run` stores
+        in a thread of its own). None when it was rewound."""
         batch = self._decode(messages)
         if not batch.next:
             return BatchResult()
+        reason = self._store_batch(batch)
+        if reason is not None:
+            self._rewind([batch], reason)
+            return None
+        self._committed_batches([batch])
+        return batch.result
+
+    def _store_batch(self, batch: Batch) -> str | None:
+        """Store the batch durably; None when done, else why it failed (then it must be
+        rewound). Its offsets are for the consumer's thread to commit."""
         received_at = format_ticks(now_ticks())
         try:
-            result = self._store(batch, received_at)
+            batch.result = self._store(batch, received_at)
         except HeadwaterError as exc:
-            self._rewind(batch, exc.message)
-            return None
+            return exc.message
         except Exception as exc:
             log.exception("storing a Kafka batch failed")
-            self._rewind(batch, f"{type(exc).__name__}: {exc}")
-            return None
+            return f"{type(exc).__name__}: {exc}"
         self._backoff = 0.0
-        self._commit(batch)
-        metrics.KAFKA_BATCH_SECONDS.observe(time.perf_counter() - started)
-        return result
+        return None
+
+    def _commit_stored(self, handover: Handover[Batch]) -> None:
+        """Commit the offsets of the batches the hand-over has stored since the last time."""
+        self._committed_batches(handover.stored())
+
+    def _committed_batches(self, batches: Sequence[Batch]) -> None:
+        """Commit the offsets after these stored batches (in the order they were consumed), in
+        one call."""
+        if not batches:
+            return
+        offsets: dict[Partition, int] = {}
+        for batch in batches:
+            offsets.update(batch.next)
+        self._commit(offsets)
+        now = time.perf_counter()
+        for batch in batches:
+            metrics.KAFKA_BATCH_SECONDS.observe(now - batch.started)
+
+    def _rewound(self, handover: Handover[Batch], batch: Batch | None) -> bool:
+        """When storing a batch handed over failed: rewind it and every batch consumed after it
+        (`batch`, just decoded, too), then go on. True when it did."""
+        if not handover.has_failed:
+            return False
+        handover.drain()
+        self._commit_stored(handover)  # those stored before the failed one
+        failed, reason = handover.failed()
+        if batch is not None and batch.next:
+            failed.append(batch)
+        self._rewind(failed, reason)
+        handover.resume()
+        return True
 
     def _decode(self, messages: Sequence[Message]) -> Batch:
         with collector_paused():
@@ -448,31 +503,31 @@ class KafkaIngester:
         if left:
             log.error("%d dead letter(s) not delivered to the error topic in 10 s", left)
 
-    def _commit(self, batch: Batch) -> None:
+    def _commit(self, offsets: dict[Partition, int]) -> None:
+        """Commit these offsets (the next to read of each partition), synchronously."""
         consumer = self._consumer
         if consumer is None:  # process() called on its own (tests, replay of a batch)
             return
-        offsets = [
-            TopicPartition(topic, partition, offset) for (topic, partition), offset in batch.next.items()
-        ]
+        parts = [TopicPartition(topic, partition, offset) for (topic, partition), offset in offsets.items()]
         try:
-            consumer.commit(offsets=offsets, asynchronous=False)
+            consumer.commit(offsets=parts, asynchronous=False)
         except KafkaException as exc:
             # Typically a rebalance took the partitions away: their new owner reads the batch
             # again and the store absorbs it.
             log.warning("offset commit failed, the batch will be delivered again: %s", exc)
             return
-        self._committed.update(batch.next)
-        for (topic, partition), offset in batch.next.items():
+        self._committed.update(offsets)
+        for (topic, partition), offset in offsets.items():
             metrics.KAFKA_COMMITTED.set(offset, topic=topic, partition=partition)
 
-    def _rewind(self, batch: Batch, reason: str) -> None:
-        """The store failed: nothing of the batch is committed; read it again after a pause."""
+    def _rewind(self, batches: Sequence[Batch], reason: str) -> None:
+        """The store failed: nothing of these batches (consumed in this order, the first one
+        failed) is committed; read them again after a pause."""
         self._backoff = min(max(self._backoff * 2, 0.5), _MAX_BACKOFF)
         log.error("storing a Kafka batch failed (%s); retrying it in %.1f s", reason, self._backoff)
         consumer = self._consumer
         if consumer is not None:
-            for (topic, partition), offset in batch.first.items():
+            for (topic, partition), offset in rewind_offsets(batch.first for batch in batches).items():
                 try:
                     consumer.seek(TopicPartition(topic, partition, offset))
                 except KafkaException as exc:  # no longer assigned: its next owner reads it
@@ -491,8 +546,12 @@ class KafkaIngester:
             log.debug("cannot read committed offsets: %s", exc)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        # Nothing is in flight here: batches are committed before the next consume() call, and
-        # rebalance callbacks only run inside it.
+        # Rebalance callbacks run inside consume(): the batches handed over before it are stored
+        # and committed first, while the partitions are still this consumer's (a batch that fails
+        # is read again by their next owner).
+        if self._handover is not None:
+            self._handover.drain()
+            self._commit_stored(self._handover)
         log.info("revoked %s", _names(partitions))
         for tp in partitions:
             self._assigned.discard((tp.topic, tp.partition))
