@@ -448,5 +448,6 @@ def test_status_reads_a_running_servers_ingest_counters(live_server: LiveServer,
         time.sleep(0.1)
     assert result.exit_code == 0, result.output
     assert "1 event(s), 0 dead letter(s)" in result.output
+    assert "pipeline: never ran on this store; 1 event(s) waiting" in result.output
     assert f"server {live_server.url}:" in result.output
     assert counted(result.output), result.output

@@ -479,12 +479,14 @@ def errors(
 @click.option("--url", help="A running Headwater to read ingest counters from (default http://HOST:PORT).")
 @click.pass_context
 def status(ctx: click.Context, database_url: str | None, url: str | None) -> None:
-    """The store's counts, the Kafka consumer group's lag per partition (asked of the brokers), and
-    a running server's ingest counters (from its /metrics)."""
+    """The store's counts, how far the pipeline has published its events, the Kafka consumer
+    group's lag per partition (asked of the brokers), and a running server's ingest counters (from
+    its /metrics)."""
     import urllib.error
     import urllib.request
 
     from headwater.ingest.metrics import parse_samples
+    from headwater.query.overview import pipeline_progress
     from headwater.store import open_store
 
     settings = command_settings(ctx, database_url=database_url)
@@ -493,11 +495,13 @@ def status(ctx: click.Context, database_url: str | None, url: str | None) -> Non
         try:
             events = store.count_events(after_time=None, before_time=None)
             letters = store.count_dead_letters(topic=None)
+            progress = pipeline_progress(store)
         finally:
             store.close()
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
     click.echo(f"store {redact_url(settings.database_url)}: {events} event(s), {letters} dead letter(s)")
+    click.echo(_pipeline_line(progress))
 
     if settings.kafka_enabled or "kafka_bootstrap_servers" in settings.sources:
         _echo_group_lag(settings)
@@ -531,6 +535,19 @@ def status(ctx: click.Context, database_url: str | None, url: str | None) -> Non
         click.echo(f"  {label}: {int(value)}")
     if timed:
         click.echo(f"  http mean latency: {seconds / timed * 1000:.1f} ms")
+
+
+def _pipeline_line(progress: dict[str, Any]) -> str:
+    """`headwater status`'s line on the pipeline (`query.overview.pipeline_progress`)."""
+    waiting = f"{progress['waitingEvents']:,}{'+' if progress['waitingMore'] else ''} event(s) waiting"
+    if progress["publishedAt"] is None:
+        return f"pipeline: never ran on this store; {waiting} (headwater pipeline run, or headwater up)"
+    published, graph = progress["publishedThrough"], progress["graphThrough"]
+    behind = "" if graph >= published else f", its graph through {graph}"
+    return (
+        f"pipeline: published through seq {published} of {progress['storedThrough']}{behind}; "
+        f"{waiting}; last published {progress['publishedAt']}"
+    )
 
 
 def _echo_group_lag(settings: Settings) -> None:

@@ -300,11 +300,27 @@ class RunOfJob(Run):
     job: DatasetId
 
 
+class PipelineProgress(Answer):
+    """How far the pipeline has published the events stored, by their seq (the store's ingest
+    order): every event up to `publishedThrough` is in the model, and the lineage graph reflects
+    those up to `graphThrough`. `waitingEvents` are stored and not yet published, counted up to
+    100,000 (`waitingMore` when there are more). `publishedAt`: when the model last changed (null:
+    the pipeline never ran on this store)."""
+
+    storedThrough: int
+    publishedThrough: int
+    graphThrough: int
+    waitingEvents: int
+    waitingMore: bool
+    publishedAt: Time | None
+
+
 class Overview(Answer):
     namespaces: list[NamespaceCounts]
     latestRuns: list[RunOfJob]
     failedRuns: list[RunOfJob]
     recentSince: Time
+    pipeline: PipelineProgress
 
 
 # -- Kafka dead letters -------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""GET /api/v1/overview: what the UI's home page shows, in one request."""
+"""GET /api/v1/overview: what the UI's home page shows, in one request; GET /api/v1/pipeline: how
+far the pipeline has published the events stored."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from headwater.api.auth import require_read
-from headwater.api.models import Overview
+from headwater.api.models import Overview, PipelineProgress
 from headwater.api.routing import ModelRoute, errors
-from headwater.query.overview import overview
+from headwater.query.overview import overview, pipeline_progress
 from headwater.store.base import EventStore
 
 router = APIRouter(
@@ -31,3 +32,12 @@ def get_overview(
     FAILED or ABORTED ones, newest first. Each run is Marquez' with its `job`."""
     store: EventStore = request.app.state.store
     return Overview.model_validate(overview(store, runs=runs))
+
+
+@router.get("/pipeline", summary="How far the pipeline has published the events stored")
+def get_pipeline(request: Request) -> PipelineProgress:
+    """The last seq stored, the checkpoints of the model and of its graph, how many events wait for
+    the pipeline and when it last published: what to watch when lineage just sent does not show
+    yet (a pipeline that is not running, or one that is behind)."""
+    store: EventStore = request.app.state.store
+    return PipelineProgress.model_validate(pipeline_progress(store))

@@ -1,5 +1,5 @@
 """The home page's answer in one read: every namespace with its counts, the latest runs across
-namespaces and the latest failed ones."""
+namespaces and the latest failed ones, and how far the pipeline has published the events stored."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from headwater.store.model_rows import RunRow
 
 RECENT = timedelta(days=7)  # what "recent runs" counts
 FAILED_STATES = ("FAILED", "ABORTED")
+WAITING_COUNTED = 100_000  # events waiting for the pipeline counted one by one, at most
 
 
 def _run_json(row: RunRow) -> dict[str, Any]:
@@ -44,4 +45,20 @@ def overview(store: EventStore, *, runs: int, now: datetime | None = None) -> di
         "latestRuns": [_run_json(r) for r in latest],
         "failedRuns": [_run_json(r) for r in failed],
         "recentSince": display_time(since),
+        "pipeline": pipeline_progress(store),
+    }
+
+
+def pipeline_progress(store: EventStore) -> dict[str, Any]:
+    """`{storedThrough, publishedThrough, graphThrough, waitingEvents, waitingMore, publishedAt}`:
+    how far the pipeline has published the stored events (seqs), how many wait for it (counted up
+    to WAITING_COUNTED; `waitingMore` when there are more) and when the model last changed."""
+    progress = store.pipeline_progress(count_up_to=WAITING_COUNTED + 1)
+    return {
+        "storedThrough": progress.stored_through,
+        "publishedThrough": progress.published_through,
+        "graphThrough": progress.graph_through,
+        "waitingEvents": min(progress.waiting, WAITING_COUNTED),
+        "waitingMore": progress.waiting > WAITING_COUNTED,
+        "publishedAt": display_time(progress.published_at) if progress.published_at else None,
     }

@@ -19,6 +19,7 @@ from headwater.store.model_rows import (
     JobVersionRow,
     NamespaceRow,
     NamespaceSummary,
+    PipelineProgress,
     RunRow,
     SearchRow,
     SourceRow,
@@ -95,6 +96,11 @@ class EventStore(GraphReader, VerticalReader, StatsReader, DeletionMarkers, ABC)
     @abstractmethod
     def last_seq(self) -> int:
         """The seq of the newest stored event (0 when there is none)."""
+
+    @abstractmethod
+    def pipeline_progress(self, *, count_up_to: int) -> PipelineProgress:
+        """How far the pipeline has published the stored events; the events waiting are counted
+        up to `count_up_to` (a backlog of millions is not worth a full count)."""
 
     @abstractmethod
     def migrate(self) -> list[int]:

@@ -36,6 +36,19 @@ class NamespaceSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class PipelineProgress:
+    """How far the pipeline has published the events stored: seqs (the store's ingest order), the
+    events stored above the checkpoint, counted up to the bound asked for, and when the model last
+    changed (None: never)."""
+
+    stored_through: int  # the last seq stored
+    published_through: int  # the checkpoint: every event up to it is in the model
+    graph_through: int  # the graph tables reflect every event up to it
+    waiting: int  # events stored above the checkpoint (at most the bound asked for)
+    published_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class FieldRow:
     """A schema field; nested fields have dotted paths (`address.city`) and follow their parent."""
 

@@ -33,6 +33,7 @@ from headwater.store.model_rows import (
     JobRow,
     NamespaceRow,
     NamespaceSummary,
+    PipelineProgress,
     RunRow,
 )
 from headwater.store.packing import pack_core
@@ -202,6 +203,23 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
             row = cur.fetchone()
         return int(row[0]) if row else 0
+
+    def pipeline_progress(self, *, count_up_to: int) -> PipelineProgress:
+        with self.snapshot(), self._reading() as cur:
+            cur.execute(
+                "SELECT checkpoint, graph_checkpoint, updated_at FROM pipeline_state WHERE name = 'lineage'"
+            )
+            state = cur.fetchone() or (0, 0, None)
+            checkpoint, graph, published_at = int(state[0]), int(state[1]), state[2]
+            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
+            last = int(cur.fetchone()[0])
+            cur.execute(
+                self._sql("SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE seq > ? LIMIT ?) AS waiting"),
+                (checkpoint, count_up_to),
+            )
+            waiting = int(cur.fetchone()[0])
+        published = str(published_at) if published_at and (checkpoint or graph) else None
+        return PipelineProgress(last, checkpoint, graph, waiting, published)
 
     def _migrations(self) -> Iterator[tuple[int, str, str]]:
         folder = resources.files(self.migrations_package)
