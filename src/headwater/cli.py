@@ -540,6 +540,8 @@ def status(ctx: click.Context, database_url: str | None, url: str | None) -> Non
 def _pipeline_line(progress: dict[str, Any]) -> str:
     """`headwater status`'s line on the pipeline (`query.overview.pipeline_progress`)."""
     waiting = f"{progress['waitingEvents']:,}{'+' if progress['waitingMore'] else ''} event(s) waiting"
+    if progress["waitingReports"]:
+        waiting += f" ({progress['waitingReports']} of them its report of its last pass)"
     if progress["publishedAt"] is None:
         return f"pipeline: never ran on this store; {waiting} (headwater pipeline run, or headwater up)"
     published, graph = progress["publishedThrough"], progress["graphThrough"]

@@ -304,14 +304,16 @@ class PipelineProgress(Answer):
     """How far the pipeline has published the events stored, by their seq (the store's ingest
     order): every event up to `publishedThrough` is in the model, and the lineage graph reflects
     those up to `graphThrough`. `waitingEvents` are stored and not yet published, counted up to
-    100,000 (`waitingMore` when there are more). `publishedAt`: when the model last changed (null:
-    the pipeline never ran on this store)."""
+    100,000 (`waitingMore` when there are more); `waitingReports` of them are the pipeline's
+    reports of its own passes (job `headwater.pipeline`), which the next pass publishes.
+    `publishedAt`: when the model last changed (null: the pipeline never ran on this store)."""
 
     storedThrough: int
     publishedThrough: int
     graphThrough: int
     waitingEvents: int
     waitingMore: bool
+    waitingReports: int
     publishedAt: Time | None
 
 

@@ -16,13 +16,13 @@ from headwater import __version__
 from headwater.events.validate import validate_event
 from headwater.store.base import EventStore
 from headwater.store.factory import store_namespace
+from headwater.store.model_rows import PIPELINE_REPORT_JOB
 
 if TYPE_CHECKING:
     from headwater.pipeline.runner import PassResult
 
 log = logging.getLogger(__name__)
-NAMESPACE = "headwater"
-JOB = "headwater.pipeline"
+NAMESPACE, JOB = PIPELINE_REPORT_JOB
 PRODUCER = f"https://github.com/headwater-lineage/headwater/tree/{__version__}"
 _SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 _OUTPUTS = ("namespaces", "sources", "datasets", "jobs", "runs", "lineage_edges", "ultimate_nodes")

@@ -50,9 +50,10 @@ def overview(store: EventStore, *, runs: int, now: datetime | None = None) -> di
 
 
 def pipeline_progress(store: EventStore) -> dict[str, Any]:
-    """`{storedThrough, publishedThrough, graphThrough, waitingEvents, waitingMore, publishedAt}`:
-    how far the pipeline has published the stored events (seqs), how many wait for it (counted up
-    to WAITING_COUNTED; `waitingMore` when there are more) and when the model last changed."""
+    """`{storedThrough, publishedThrough, graphThrough, waitingEvents, waitingMore, waitingReports,
+    publishedAt}`: how far the pipeline has published the stored events (seqs), how many wait for
+    it (counted up to WAITING_COUNTED; `waitingMore` when there are more), how many of those are
+    its reports of its own passes, and when the model last changed."""
     progress = store.pipeline_progress(count_up_to=WAITING_COUNTED + 1)
     return {
         "storedThrough": progress.stored_through,
@@ -60,5 +61,6 @@ def pipeline_progress(store: EventStore) -> dict[str, Any]:
         "graphThrough": progress.graph_through,
         "waitingEvents": min(progress.waiting, WAITING_COUNTED),
         "waitingMore": progress.waiting > WAITING_COUNTED,
+        "waitingReports": progress.waiting_reports,
         "publishedAt": display_time(progress.published_at) if progress.published_at else None,
     }

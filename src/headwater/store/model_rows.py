@@ -35,16 +35,22 @@ class NamespaceSummary:
     last_run_at: str | None
 
 
+# The job the pipeline reports its own passes as (pipeline/dogfood.py): (namespace, name).
+PIPELINE_REPORT_JOB = ("headwater", "headwater.pipeline")
+
+
 @dataclass(frozen=True, slots=True)
 class PipelineProgress:
     """How far the pipeline has published the events stored: seqs (the store's ingest order), the
-    events stored above the checkpoint, counted up to the bound asked for, and when the model last
-    changed (None: never)."""
+    events stored above the checkpoint, counted up to the bound asked for, how many of those are
+    the pipeline's reports of its own passes (published with the next pass), and when the model
+    last changed (None: never)."""
 
     stored_through: int  # the last seq stored
     published_through: int  # the checkpoint: every event up to it is in the model
     graph_through: int  # the graph tables reflect every event up to it
     waiting: int  # events stored above the checkpoint (at most the bound asked for)
+    waiting_reports: int  # of those, events of PIPELINE_REPORT_JOB
     published_at: str | None
 
 

@@ -27,6 +27,7 @@ from headwater.store.event_facets import (
 from headwater.store.graph_sql import GraphSql
 from headwater.store.in_force_sql import facets_in_force
 from headwater.store.model_rows import (
+    PIPELINE_REPORT_JOB,
     DatasetRef,
     DatasetRow,
     Facet,
@@ -214,12 +215,16 @@ class SqlEventStore(CatalogSql, GraphSql, VerticalSql, StatsSql, DeletionsSql, S
             cur.execute("SELECT COALESCE(MAX(seq), 0) FROM events")
             last = int(cur.fetchone()[0])
             cur.execute(
-                self._sql("SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE seq > ? LIMIT ?) AS waiting"),
-                (checkpoint, count_up_to),
+                self._sql(
+                    "SELECT COUNT(*), "
+                    "COALESCE(SUM(CASE WHEN job_namespace = ? AND job_name = ? THEN 1 ELSE 0 END), 0) "
+                    "FROM (SELECT job_namespace, job_name FROM events WHERE seq > ? LIMIT ?) AS waiting"
+                ),
+                (*PIPELINE_REPORT_JOB, checkpoint, count_up_to),
             )
-            waiting = int(cur.fetchone()[0])
+            waiting, reports = (int(value) for value in cur.fetchone())
         published = str(published_at) if published_at and (checkpoint or graph) else None
-        return PipelineProgress(last, checkpoint, graph, waiting, published)
+        return PipelineProgress(last, checkpoint, graph, waiting, reports, published)
 
     def _migrations(self) -> Iterator[tuple[int, str, str]]:
         folder = resources.files(self.migrations_package)

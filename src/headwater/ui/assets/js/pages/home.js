@@ -1,5 +1,6 @@
 // Home: every namespace with its counts, the failed runs first when there are any, the latest runs;
-// and, while stored events wait for the pipeline, how many, drawn again once it publishes them.
+// and, while producers' events wait for the pipeline, how many, drawn again once it publishes them
+// (the pipeline's reports of its own passes wait for its next pass: those are not worth a note).
 import {get} from "../api.js";
 import {navigate} from "../app.js";
 import {badge, empty, fmtDuration, fmtTime, h, jobHref, link, namespaceHref, runHref, setTitle, table} from "../dom.js";
@@ -16,9 +17,13 @@ function runsTable(runs) {
 
 const WATCH_EVERY_MS = 2000;
 
+function waiting(pipeline) {
+  return pipeline.waitingEvents - pipeline.waitingReports;
+}
+
 function waitingNote(pipeline) {
-  const count = `${pipeline.waitingEvents.toLocaleString("en")}${pipeline.waitingMore ? "+" : ""}`;
-  const events = pipeline.waitingEvents === 1 && !pipeline.waitingMore ? "event is" : "events are";
+  const count = `${waiting(pipeline).toLocaleString("en")}${pipeline.waitingMore ? "+" : ""}`;
+  const events = waiting(pipeline) === 1 && !pipeline.waitingMore ? "event is" : "events are";
   const when = pipeline.publishedAt ? `It last published at ${fmtTime(pipeline.publishedAt)}.`
     : "It has not run on this store yet: start it with headwater up, or headwater pipeline run.";
   return h("section", {class: "card waiting-box", role: "status", "aria-labelledby": "waiting-h"},
@@ -59,7 +64,7 @@ export async function render(main) {
     main.append(h("section", {class: "card error-box", "aria-labelledby": "failed-h"},
       h("h2", {id: "failed-h"}, "Failed runs"), runsTable(answer.failedRuns)));
   }
-  if (pipeline.waitingEvents) main.append(waitingNote(pipeline));
+  if (waiting(pipeline)) main.append(waitingNote(pipeline));
   const rows = namespaces.map((ns) => [
     link(namespaceHref(ns.name), ns.name),
     String(ns.datasets), String(ns.jobs),
@@ -69,9 +74,9 @@ export async function render(main) {
   main.append(h("div", null,
     h("section", {class: "card", "aria-labelledby": "ns-h"}, h("h2", {id: "ns-h"}, "Namespaces"),
       namespaces.length ? table(["Namespace", "Datasets", "Jobs", "Runs (7 days / all)", "Last run"], rows)
-        : empty(pipeline.waitingEvents ? "No lineage published yet."
+        : empty(waiting(pipeline) ? "No lineage published yet."
           : "No lineage yet: send OpenLineage events to POST /api/v1/lineage, then let the pipeline run.")),
     h("section", {class: "card", "aria-labelledby": "runs-h"}, h("h2", {id: "runs-h"}, "Latest runs"),
       answer.latestRuns.length ? runsTable(answer.latestRuns) : empty("No runs yet."))));
-  return pipeline.waitingEvents ? watch(pipeline) : null;
+  return waiting(pipeline) ? watch(pipeline) : null;
 }
