@@ -199,6 +199,33 @@ def test_bad_messages_are_dead_lettered_and_the_partition_moves_on(
     assert orjson.loads(lines.output)["offset"] == 6
 
 
+def fail_appends(monkeypatch: pytest.MonkeyPatch, store: EventStore, failing: set[int]) -> list[int]:
+    """Make the store's appends numbered in `failing` (from 1) raise StoreUnavailable; returns
+    the list of the appends' numbers, which grows as they are called."""
+    real_append = store.append
+    calls: list[int] = []
+
+    def append(events: list[Event], received_at: str) -> list[bool]:
+        calls.append(len(calls) + 1)
+        if calls[-1] in failing:
+            raise StoreUnavailable("database is down")
+        return real_append(events, received_at)
+
+    monkeypatch.setattr(store, "append", append)
+    return calls
+
+
+def consume_after_outage(
+    settings: Settings, store: EventStore, consumers: list[KafkaIngester], sent: int
+) -> None:
+    """Consume until every event sent is stored and committed, each once."""
+    ingester = consume(settings, store, consumers)
+    wait_for(lambda: stored_count(store) == sent, 30, f"{sent} events stored after the outage")
+    wait_for(lambda: committed_total(settings) == sent, 10, "all offsets committed")
+    ingester.stop()
+    assert (ingester.totals.stored, ingester.totals.duplicates, ingester.totals.dead_letters) == (sent, 0, 0)
+
+
 def test_a_store_outage_rewinds_and_retries_the_batch(
     broker: Broker,
     new_topic: Callable[..., str],
@@ -212,22 +239,8 @@ def test_a_store_outage_rewinds_and_retries_the_batch(
     for i in range(40):
         producer.produce(topic, key=f"k{i % 5}", value=_valid(i))
     assert producer.flush(10) == 0
-    real_append = store.append
-    failures = iter([StoreUnavailable("database is down"), StoreUnavailable("still down")])
-
-    def flaky_append(events: list[Event], received_at: str) -> list[bool]:
-        failure = next(failures, None)
-        if failure is not None:
-            raise failure
-        return real_append(events, received_at)
-
-    monkeypatch.setattr(store, "append", flaky_append)
-    settings = kafka_settings(topic, kafka_batch_size=10)
-    ingester = consume(settings, store, consumers)
-    wait_for(lambda: stored_count(store) == 40, 30, "40 events stored after the outage")
-    wait_for(lambda: committed_total(settings) == 40, 10, "all offsets committed")
-    ingester.stop()
-    assert (ingester.totals.stored, ingester.totals.duplicates, ingester.totals.dead_letters) == (40, 0, 0)
+    fail_appends(monkeypatch, store, {1, 2})
+    consume_after_outage(kafka_settings(topic, kafka_batch_size=10), store, consumers, 40)
 
 
 def test_an_outage_mid_stream_rewinds_the_batches_consumed_after_the_failed_one(
@@ -253,24 +266,9 @@ def test_an_outage_mid_stream_rewinds_the_batches_consumed_after_the_failed_one(
         value = orjson.dumps(run_event(event_time=f"2024-05-01T10:{i // 60:02d}:{i % 60:02d}.000Z"))
         producer.produce(topic, key=f"k{i % 7}", value=value, on_delivery=delivered)
     assert producer.flush(10) == 0 and len(where) == 120
-    real_append = store.append
-    calls = 0
-
-    def append_failing_twice_mid_stream(events: list[Event], received_at: str) -> list[bool]:
-        nonlocal calls
-        calls += 1
-        if calls in (4, 5):
-            raise StoreUnavailable("database is down")
-        return real_append(events, received_at)
-
-    monkeypatch.setattr(store, "append", append_failing_twice_mid_stream)
-    settings = kafka_settings(topic, kafka_batch_size=8)
-    ingester = consume(settings, store, consumers)
-    wait_for(lambda: stored_count(store) == 120, 30, "120 events stored after the outage")
-    wait_for(lambda: committed_total(settings) == 120, 10, "all offsets committed")
-    ingester.stop()
-    assert calls > 5
-    assert (ingester.totals.stored, ingester.totals.duplicates, ingester.totals.dead_letters) == (120, 0, 0)
+    calls = fail_appends(monkeypatch, store, {4, 5})
+    consume_after_outage(kafka_settings(topic, kafka_batch_size=8), store, consumers, 120)
+    assert len(calls) > 5
     by_partition: dict[int, list[tuple[int, int]]] = {}
     for event_id, (partition, offset) in where.items():
         stored = store.get_event(event_id)
