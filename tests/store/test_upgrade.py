@@ -219,7 +219,9 @@ def copy_model(source: EventStore, target: EventStore) -> int:
 
 
 def answers(store: EventStore) -> dict[str, tuple[int, Any]]:
-    """Status and JSON of every read; the overview's `recentSince` (a week before now) left out."""
+    """Status and JSON of every read; the overview's `recentSince` (a week before now) and its
+    `pipeline` left out: that is the pipeline's progress, not the model, and an upgraded store's
+    graph waits for the next pass (migration 0020 recomputes it whole)."""
     found = {}
     with TestClient(create_app(Settings(database_url=store.url), store)) as client:
         for url in READS:
@@ -227,6 +229,7 @@ def answers(store: EventStore) -> dict[str, tuple[int, Any]]:
             body = answer.json()
             if isinstance(body, dict):
                 body.pop("recentSince", None)
+                body.pop("pipeline", None)
             found[url] = (answer.status_code, body)
     return found
 
