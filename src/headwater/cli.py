@@ -7,7 +7,7 @@ import ipaddress
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +266,12 @@ def ingest(
 @setting_option("--topic", "kafka_topics", setting_name="kafka_topics", multiple=True)
 @setting_option("--generic-topic", "kafka_generic_topics", setting_name="kafka_generic_topics", multiple=True)
 @setting_option("--group-id", setting_name="kafka_group_id")
-@click.option("--metrics-port", type=int, help="Serve GET /metrics (Prometheus) on HEADWATER_HOST:PORT.")
+@click.option(
+    "--metrics-port",
+    type=int,
+    help="Serve GET /metrics (Prometheus) on HEADWATER_HOST:PORT: the consumers' counters and lag "
+    "(the sum of their processes), and how far the pipeline has published the store's events.",
+)
 @click.option(
     "--processes",
     type=click.IntRange(min=0),
@@ -315,25 +320,45 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
             err=True,
         )
 
-    def started() -> None:
-        if metrics_port is not None:
-            _serve_metrics(settings.host, metrics_port)
+    stops: list[Callable[[], None]] = []
 
-    if consume_in_processes(settings, processes, report, started=started):
+    def started() -> None:  # after the forks: the metrics' store is this process's own
+        if metrics_port is None:
+            return
+        try:
+            stops.append(_serve_metrics(settings.host, metrics_port, settings.database_url))
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot serve /metrics on {settings.host}:{metrics_port}: {exc.strerror or exc}"
+            ) from None
+
+    try:
+        failed = consume_in_processes(settings, processes, report, started=started)
+    finally:
+        for stop in stops:
+            stop()
+    if failed:
         sys.exit(1)
 
 
-def _serve_metrics(host: str, port: int) -> None:
+def _serve_metrics(host: str, port: int, database_url: str) -> Callable[[], None]:
+    """Serve GET /metrics in a thread: the consumers' metrics and the pipeline's progress, read
+    from a store opened here. Returns what stops it and closes that store."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from headwater.api.metrics_routes import PROMETHEUS_TEXT
     from headwater.ingest import metrics_shared
+    from headwater.query.pipeline_gauges import pipeline_metrics
+    from headwater.store import open_store
+
+    store = open_store(database_url)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             found = self.path.split("?", 1)[0] == "/metrics"
-            body = metrics_shared.render().encode() if found else b"not found: try /metrics\n"
+            text = metrics_shared.render() + pipeline_metrics(store) if found else "not found: try /metrics\n"
+            body = text.encode()
             self.send_response(200 if found else 404)
             self.send_header("Content-Type", PROMETHEUS_TEXT)
             self.send_header("Content-Length", str(len(body)))
@@ -343,8 +368,19 @@ def _serve_metrics(host: str, port: int) -> None:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except OSError:
+        store.close()
+        raise
     threading.Thread(target=server.serve_forever, name="headwater-metrics", daemon=True).start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+        store.close()
+
+    return stop
 
 
 @main.command("lineage")

@@ -6,12 +6,18 @@ dead-lettered without blocking, store outages retried, and what `serve`, `/metri
 from __future__ import annotations
 
 import os
+import re
+import signal
+import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from click.testing import CliRunner
@@ -28,8 +34,9 @@ from headwater.events.model import Event
 from headwater.ingest import metrics
 from headwater.ingest.kafka import KafkaIngester, consumer_config, group_lag
 from headwater.store.base import EventStore
+from tests.conftest import free_port
 from tests.factories import nested_event, run_event
-from tests.ingest.conftest import Broker
+from tests.ingest.conftest import FAST_GROUP_OPTIONS, Broker
 from tests.ingest.kafka_helpers import (
     RecordingKafkaTransport,
     expected_ids,
@@ -400,6 +407,85 @@ def test_serve_consumes_kafka_and_reports_metrics_and_status(
     assert "31 event(s), 1 dead letter(s)" in result.output
     assert f"group {settings.kafka_group_id}: lag 0 on 2 partition(s)" in result.output
     assert f"{topic}[0] committed" in result.output and "no metrics" in result.output
+
+
+def test_consume_serves_its_metrics_and_the_pipeline_progress(
+    broker: Broker, new_topic: Callable[..., str], store: EventStore, database_url: str, tmp_path: Path
+) -> None:
+    """`headwater consume --metrics-port`: the two consumer processes' counters summed, and the
+    pipeline's gauges read from the store (nothing published: every stored event waits)."""
+    topic = new_topic(2)
+    transport = RecordingKafkaTransport(broker.bootstrap, topic)
+    for event in run_events(12):
+        transport.emit(event)
+    assert transport.wait_for_completion(10)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HEADWATER_", "OPENLINEAGE"))}
+    env.update(
+        HEADWATER_DATABASE_URL=database_url,
+        HEADWATER_KAFKA_BOOTSTRAP_SERVERS=broker.bootstrap,
+        HEADWATER_KAFKA_TOPICS=topic,
+        HEADWATER_KAFKA_GROUP_ID=f"headwater-test-{uuid.uuid4().hex[:8]}",
+        HEADWATER_KAFKA_POLL_TIMEOUT="0.2",
+        HEADWATER_KAFKA_OPTIONS=",".join(f"{k}={v}" for k, v in FAST_GROUP_OPTIONS),
+        HOME=str(tmp_path),
+    )
+    log = tmp_path / "consume.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "headwater", "consume", "--processes", "2", "--metrics-port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+
+        def scrape() -> str:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            except httpx.TransportError:
+                return ""
+
+        stored = ("headwater_ingest_events_total", {"source": "kafka", "outcome": "stored"})
+        wait_for(lambda: _sample(scrape(), stored[0], **stored[1]) == 12, 60, "12 events stored, in /metrics")
+        text = scrape()
+        assert _sample(text, "headwater_kafka_messages_consumed_total", topic=topic) == 12
+        assert stored_count(store) == 12
+        assert _sample(text, "headwater_pipeline_events_waiting") == 12
+        assert _sample(text, "headwater_pipeline_stored_seq") == store.last_seq()
+        assert _sample(text, "headwater_pipeline_published_seq") == 0
+        assert "headwater_pipeline_last_published_timestamp_seconds" not in text  # never published
+        assert httpx.get(f"http://127.0.0.1:{port}/other", timeout=5).status_code == 404
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0, log.read_text()[-3000:]
+    assert sum(int(n) for n in re.findall(r"(\d+) message\(s\) consumed", log.read_text())) == 12
+
+
+def test_consume_says_when_its_metrics_port_is_taken(
+    broker: Broker, new_topic: Callable[..., str], database_url: str
+) -> None:
+    topic = new_topic(1)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("HEADWATER_", "OPENLINEAGE"))}
+        env.update(
+            HEADWATER_DATABASE_URL=database_url,
+            HEADWATER_KAFKA_BOOTSTRAP_SERVERS=broker.bootstrap,
+            HEADWATER_KAFKA_TOPICS=topic,
+        )
+        result = subprocess.run(  # a process of its own: consuming sets its signal handlers
+            [sys.executable, "-m", "headwater", "consume", "--processes", "1", "--metrics-port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1, result.stderr
+    assert f"cannot serve /metrics on 127.0.0.1:{port}: Address already in use" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_consumers_of_a_group_are_dealt_partitions_in_turn(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 
 from fastapi import APIRouter, Depends, Request
@@ -11,13 +10,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from headwater.api.auth import require_read
 from headwater.api.routing import ModelRoute, errors
-from headwater.errors import HeadwaterError
-from headwater.events.times import TICKS_PER_SECOND, parse_event_time
 from headwater.ingest import metrics, metrics_shared
-from headwater.query.overview import WAITING_COUNTED
-from headwater.store.base import EventStore
-
-log = logging.getLogger(__name__)
+from headwater.query.pipeline_gauges import pipeline_metrics
 
 router = APIRouter(
     tags=["operations"],
@@ -47,40 +41,6 @@ def get_metrics(request: Request) -> PrometheusText:
     Then the pipeline's progress, read from the store: events waiting, seqs stored and published,
     when it last published (left out while the store does not answer)."""
     return PrometheusText(metrics_shared.render() + pipeline_metrics(request.app.state.store))
-
-
-def pipeline_metrics(store: EventStore) -> str:
-    """The store's pipeline gauges in the Prometheus text format (the same for every server
-    process: read at each scrape, never summed)."""
-    try:
-        progress = store.pipeline_progress(count_up_to=WAITING_COUNTED)
-    except HeadwaterError as exc:
-        log.warning("/metrics without the pipeline's progress: %s", exc.message)
-        return ""
-    gauges: list[tuple[str, str, float]] = [
-        (
-            "events_waiting",
-            f"Events stored and not yet published by the pipeline (counted up to {WAITING_COUNTED}).",
-            progress.waiting,
-        ),
-        ("stored_seq", "Seq of the last event stored.", progress.stored_through),
-        (
-            "published_seq",
-            "The pipeline's checkpoint: every event up to this seq is in the model.",
-            progress.published_through,
-        ),
-        ("graph_seq", "The lineage graph reflects every event up to this seq.", progress.graph_through),
-    ]
-    if progress.published_at is not None:
-        seconds = parse_event_time(progress.published_at) / TICKS_PER_SECOND
-        gauges.append(
-            ("last_published_timestamp_seconds", "When the pipeline last published (Unix time).", seconds)
-        )
-    lines: list[str] = []
-    for name, text, value in gauges:
-        lines += [f"# HELP headwater_pipeline_{name} {text}", f"# TYPE headwater_pipeline_{name} gauge"]
-        lines.append(f"headwater_pipeline_{name} {value}")
-    return "\n".join(lines) + "\n"
 
 
 class IngestMetricsMiddleware:
