@@ -19,7 +19,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from headwater.errors import InvalidEvent
-from headwater.events.lean import VERDICTS, FacetVerdicts, decode_batch, validate_decoded, validate_raw
+from headwater.events.lean import (
+    NATIVE,
+    VERDICTS,
+    FacetVerdicts,
+    decode_batch,
+    validate_array,
+    validate_decoded,
+    validate_object,
+    validate_raw,
+)
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
 from tests.events.oracle import HAVE_SPEC, NO_SPEC
@@ -40,6 +49,7 @@ def full(raw: bytes) -> Event | list[str]:
 def assert_agree(raw: bytes) -> Event | None:
     lean = validate_raw(raw)
     expected = full(raw)
+    assert_native_agrees(raw, lean)
     if lean is not None:
         assert isinstance(expected, Event), f"lean accepted what the full path rejects: {expected}"
         # the cores (what the store keeps) are equal as JSON; their keys come in another order
@@ -48,6 +58,22 @@ def assert_agree(raw: bytes) -> Event | None:
         if lean.core is not None and expected.core is not None:
             assert orjson.loads(lean.core) == orjson.loads(expected.core)
     return lean
+
+
+def assert_native_agrees(raw: bytes, lean: Event | None) -> None:
+    """The compiled path (native/lean) gives exactly what this module's path gives, for the object
+    alone and as the one event of an array, whenever it takes the event."""
+    if not NATIVE:
+        return
+    alone = validate_object(raw)
+    if alone is not None:
+        assert alone == lean
+    array = b"[" + raw + b"]"
+    taken = validate_array(array)
+    if taken is not None and taken[0] is not None:
+        decoded = decode_batch(array)
+        assert decoded is not None, "the compiled path took an array the decoder refuses"
+        assert taken[0] == validate_decoded(decoded[0], None)
 
 
 @pytest.fixture(autouse=True)

@@ -31,6 +31,9 @@ class Document:
     # takes it from `items`.
     decoded: Any = None
     items: ArrayItems | None = None
+    # The event as the compiled lean path accepted it (`lean.validate_array`, `validate_object`):
+    # validated already.
+    event: Any = None
 
     def own_bytes(self) -> bytes:
         """`raw`, taken from the array's items when the document was made without it."""
@@ -47,11 +50,16 @@ class ArrayItems:
 
     def __init__(self, body: bytes) -> None:
         self._body = body
-        self._items: list[msgspec.Raw] | None = None
+        self._items: list[msgspec.Raw] | list[bytes] | None = None
 
     def __getitem__(self, index: int) -> bytes:
         if self._items is None:
-            self._items = _RAW_ITEMS.decode(self._body)
+            try:
+                self._items = _RAW_ITEMS.decode(self._body)
+            except RecursionError:  # an item nested deeper than msgspec goes (the compiled path is not)
+                found = split_array(self._body)
+                assert found is not None, "split an array that does not parse"
+                self._items = found
         return bytes(self._items[index])
 
 
@@ -94,8 +102,12 @@ _LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
 def unparsed_document(index: int, raw: bytes, where: str = "") -> Document | None:
     """`raw` as an unparsed document when it is well-formed JSON, else None. Decoding it for the
     lean path checks its syntax too: one pass for the common event."""
-    from headwater.events.lean import decode_one  # lean imports validate, which imports this module
+    # (imported here: lean imports validate, which imports this module)
+    from headwater.events.lean import decode_one, validate_object
 
+    event = validate_object(raw)
+    if event is not None:
+        return Document(index, raw=raw, parsed=False, where=where, event=event)
     decoded = decode_one(raw)
     if decoded is not None:
         return Document(index, raw=raw, parsed=False, where=where, decoded=decoded)
@@ -118,8 +130,12 @@ def _unparsed(body: bytes) -> tuple[list[Document], bool] | None:
             found = unparsed_document(0, body)
             return None if found is None else ([found], False)
         if first == b"[":
-            from headwater.events.lean import decode_batch  # see unparsed_document
+            from headwater.events.lean import decode_batch, validate_array  # see unparsed_document
 
+            accepted = validate_array(body)  # the common batch, compiled: validated in one pass
+            if accepted is not None:
+                items = ArrayItems(body)
+                return [Document(i, parsed=False, event=e, items=items) for i, e in enumerate(accepted)], True
             events = decode_batch(body)  # the common batch: split and decoded in one pass
             if events is not None:
                 items = ArrayItems(body)

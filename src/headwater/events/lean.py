@@ -143,6 +143,7 @@ class FacetVerdicts:
         self._seen: set[int] = set()  # hashes of the values judged once and not kept
         self._lock = threading.Lock()
         self.checks = 0  # facet values parsed and checked (misses), for tests and benchmarks
+        self.on_clear: list[Callable[[], None]] = []  # what else keeps these verdicts (`_NATIVE`)
 
     def part(self, name: PartName, raw: bytes) -> Part:
         key = (name, False, raw)
@@ -254,6 +255,8 @@ class FacetVerdicts:
     def clear(self) -> None:
         with self._lock:
             self._young, self._old, self._bytes, self._seen = {}, {}, 0, set()
+        for forget in self.on_clear:
+            forget()
 
 
 def _facet_value(canonical: bytes, reasons: tuple[str, ...], deletable: bool) -> FacetValue:
@@ -504,3 +507,54 @@ def _validate(doc: _RunEvent, raw: bytes | None) -> Event:
         core=stored_core,
         facet_values=tuple(judged.values) if judged.values is not None else (),
     )
+
+
+# -- the same path compiled -------------------------------------------------------------------------
+# native/lean (Rust, built by scripts/setup.sh into headwater/events/_lean_native*.so) does what
+# `_validate` does for a whole array, or one object, and asks the functions above for what it has
+# not judged yet: the same Events, without a bytecode per field. Without the build, this module's
+# own path does it all.
+try:
+    from headwater.events import _lean_native  # type: ignore[attr-defined]
+except ImportError:  # not built: the Python path
+    _lean_native = None
+
+
+def _native_validator() -> Any:
+    if _lean_native is None:
+        return None
+    validator = _lean_native.Lean(
+        VERDICTS.part,
+        VERDICTS.container,
+        VERDICTS.verdict,
+        _parent_ids,
+        _names_a_run_event,
+        parse_event_time,
+        orjson.dumps,
+        Event,
+    )
+    VERDICTS.on_clear.append(validator.clear)
+    return validator
+
+
+_NATIVE = _native_validator()
+NATIVE = _NATIVE is not None  # whether the compiled path is built (tests, benchmarks)
+
+
+def validate_array(body: bytes) -> list[Event | None] | None:
+    """The events of a JSON array as the compiled path accepts them (None for an event it leaves
+    to `decode_one` and `validate_decoded`, then `validate_event`), or None when it takes none
+    of them (not built, or the array is not one of RunEvents' cores)."""
+    if _NATIVE is None:
+        return None
+    found: list[Event | None] | None = _NATIVE.validate_array(body)
+    return found
+
+
+def validate_object(raw: bytes) -> Event | None:
+    """The event of one JSON object as the compiled path accepts it, its payload `raw`; None
+    when it leaves it to this module's path (or is not built)."""
+    if _NATIVE is None:
+        return None
+    found: Event | None = _NATIVE.validate_one(raw)
+    return found

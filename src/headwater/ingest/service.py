@@ -14,7 +14,7 @@ from typing import Any
 
 from headwater.errors import InvalidEvent
 from headwater.events.decode import Document, MalformedJSON, loads
-from headwater.events.lean import validate_decoded, validate_raw
+from headwater.events.lean import decode_one, validate_decoded, validate_raw
 from headwater.events.limits import DEPTH_REASON, deeper_than
 from headwater.events.model import Event
 from headwater.events.validate import validate_event
@@ -99,7 +99,14 @@ def validate_document(doc: Document) -> Event:
     unparsed document that is not JSON after all). An unparsed one goes the lean way first."""
     if doc.parsed:
         return validate_event(doc.value, doc.raw)
-    if doc.decoded is not None:
+    if doc.event is not None:  # accepted by the compiled lean path
+        accepted: Event = doc.event
+        return accepted
+    event: Event | None
+    if doc.raw is None and doc.decoded is None:  # an array's event the compiled path left
+        decoded = decode_one(doc.own_bytes())  # then as if the array had been decoded here
+        event = None if decoded is None else validate_decoded(decoded, None)
+    elif doc.decoded is not None:
         event = validate_decoded(doc.decoded, doc.raw)
     else:
         assert doc.raw is not None

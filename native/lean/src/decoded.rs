@@ -1,0 +1,190 @@
+//! The decoded core of a RunEvent, and of its job, inputs, outputs and facets containers: the
+//! fields lean.py's msgspec structs take, each of its type, the rest kept as its bytes.
+
+use std::borrow::Cow;
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+/// `T` decoded from a JSON object only: a derived struct would also take the array of its fields'
+/// values, which lean.py's msgspec structs refuse.
+pub(crate) struct Obj<T>(pub(crate) T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(ObjectOnly(d)).map(Obj)
+    }
+}
+
+struct ObjectOnly<D>(D);
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_struct(name, fields, MapOnly(visitor))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
+}
+
+struct MapOnly<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for MapOnly<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.0.visit_map(map)
+    }
+}
+
+// -- the decoded core ------------------------------------------------------------------------------
+
+/// A field kept as its bytes, whatever JSON value it holds (`null` included); None when absent.
+#[derive(Default)]
+pub(crate) struct MaybeRaw<'a>(pub(crate) Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeRaw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| MaybeRaw(Some(raw)))
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Text<'a>(#[serde(borrow)] pub(crate) Cow<'a, str>);
+
+/// An optional string field: absent is None, `null` (or any other type) does not decode.
+#[derive(Default)]
+pub(crate) struct MaybeText<'a>(pub(crate) Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Text::deserialize(d).map(|text| MaybeText(Some(text.0)))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Run<'a> {
+    #[serde(rename = "runId", borrow)]
+    pub(crate) run_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    pub(crate) facets: MaybeRaw<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunEvent<'a> {
+    #[serde(rename = "eventTime", borrow)]
+    pub(crate) event_time: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) producer: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) run: Obj<Run<'a>>,
+    #[serde(borrow)]
+    pub(crate) job: &'a RawValue,
+    #[serde(rename = "eventType", default, borrow)]
+    pub(crate) event_type: MaybeText<'a>,
+    #[serde(rename = "schemaURL", default, borrow)]
+    pub(crate) schema_url: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(crate) inputs: MaybeRaw<'a>,
+    #[serde(default, borrow)]
+    pub(crate) outputs: MaybeRaw<'a>,
+}
+
+/// A facets container's facets in their order, each kept as its bytes.
+pub(crate) struct Pairs<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Pairs<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Pairs<'a>, M::Error> {
+                let mut pairs = Vec::new();
+                while let Some(name) = map.next_key::<Text<'de>>()? {
+                    pairs.push((name.0, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JobIn<'a> {
+    #[serde(borrow)]
+    pub(crate) namespace: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    pub(crate) facets: MaybeRaw<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct InputIn<'a> {
+    #[serde(borrow)]
+    pub(crate) namespace: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    pub(crate) facets: MaybeRaw<'a>,
+    #[serde(rename = "inputFacets", default, borrow)]
+    pub(crate) extra: MaybeRaw<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OutputIn<'a> {
+    #[serde(borrow)]
+    pub(crate) namespace: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    pub(crate) facets: MaybeRaw<'a>,
+    #[serde(rename = "outputFacets", default, borrow)]
+    pub(crate) extra: MaybeRaw<'a>,
+}
+
+/// An input or an output: namespace, name, facets, its input or output facets.
+pub(crate) struct DatasetIn<'a>(
+    pub(crate) Cow<'a, str>,
+    pub(crate) Cow<'a, str>,
+    pub(crate) MaybeRaw<'a>,
+    pub(crate) MaybeRaw<'a>,
+);
+
+pub(crate) const MAX_NAMESPACE_BYTES: usize = 256; // events/limits.py
+pub(crate) const MAX_NAME_BYTES: usize = 600;
+
+/// Facets of jobs and datasets may carry `_deleted` (lean._DELETABLE).
+pub(crate) fn deletable(kind: &str) -> bool {
+    kind == "job" || kind == "dataset"
+}

@@ -1,0 +1,794 @@
+//! Headwater's lean validation path (`headwater/events/lean.py`), compiled: the common RunEvent
+//! of a batch, or of one body, accepted without a Python bytecode per field.
+//!
+//! It does what `lean._validate` does and no more, and gives back the same `Event`: the array is
+//! decoded in one pass (the core's fields typed, the job, the inputs, the outputs and the run's
+//! facets kept as their bytes); each distinct job, inputs, outputs and run-facets text is judged
+//! once, by lean.py's own functions (the hooks), and its verdict kept here by its exact bytes;
+//! the canonical JSON (sorted keys, orjson's escapes) is hashed into the content hash and the
+//! eventId, and the core is written beside it. Decoding and hashing run without the GIL.
+//!
+//! Anything it cannot vouch for — a field it does not know, a verdict with warnings, a time it
+//! does not read itself and the hook refuses, an event kept whole, a hook's exception — is left to
+//! Python: `None` for that event (lean.py's path then takes it, and `validate_event` after it), or
+//! for the whole array when the array does not decode. tests/events/test_lean_native.py checks that
+//! both give the same events.
+
+mod decoded;
+mod json;
+mod times;
+mod verdicts;
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString, PyTuple};
+use sha2::{Digest, Sha256};
+
+use decoded::{
+    deletable, DatasetIn, InputIn, JobIn, Obj, OutputIn, Pairs, RunEvent, MAX_NAMESPACE_BYTES,
+    MAX_NAME_BYTES,
+};
+use json::{push_key, push_string, Assembly};
+use times::{
+    event_id, hex, is_uuid, minute_name, utc_form, MAX_TICKS, TICKS_PER_MINUTE, TICKS_PER_SECOND,
+};
+use verdicts::{Kept, State, Value, Verdict, SMALL_MAX};
+
+// -- the hooks into lean.py ------------------------------------------------------------------------
+
+struct Hooks {
+    part: PyObject,           // VERDICTS.part(name, raw) -> Part
+    container: PyObject,      // VERDICTS.container(raw, kind) -> ContainerVerdict
+    verdict: PyObject,        // VERDICTS.verdict(raw, kind) -> Verdict
+    parent_ids: PyObject,     // _parent_ids(raw) -> (parent, root)
+    names_run: PyObject,      // _names_a_run_event(url) -> bool
+    parse_time: PyObject,     // times.parse_event_time(value) -> ticks
+    fragment_bytes: PyObject, // orjson.dumps: a Fragment's bytes
+    event: PyObject,          // the Event class
+}
+
+/// One event's pieces after the lookups, before hashing.
+struct Assembled {
+    canonical: Vec<u8>,
+    core: Vec<u8>,
+    ticks: i64,
+    event_type: Option<String>,
+    run_id: String,
+    parent_run_id: Option<String>,
+    root_run_id: Option<String>,
+    job: (String, String),
+    producer: String,
+    payload: Option<Py<PyString>>,
+    values: Vec<PyObject>,
+}
+
+#[pyclass(module = "headwater.events._lean_native")]
+struct Lean {
+    hooks: Hooks,
+    state: Mutex<State>,
+}
+
+impl Lean {
+    fn bytes_of(&self, py: Python, fragment: &PyAny) -> PyResult<Vec<u8>> {
+        let dumped = self.hooks.fragment_bytes.call1(py, (fragment,))?;
+        Ok(dumped.as_ref(py).downcast::<PyBytes>()?.as_bytes().to_vec())
+    }
+
+    /// The verdict of `raw` kept in the cache `which` picks, else `judge`'s (kept from its second
+    /// sighting on).
+    fn cached<V>(
+        &self,
+        state: &mut State,
+        which: fn(&mut State) -> &mut Kept<V>,
+        raw: &[u8],
+        judge: impl FnOnce(&mut State) -> PyResult<V>,
+    ) -> PyResult<Arc<V>> {
+        if let Some(found) = which(state).get(raw) {
+            return Ok(found);
+        }
+        let found = Arc::new(judge(state)?);
+        let kept = which(state);
+        if kept.seen_before(raw) {
+            kept.keep(raw.to_vec(), Arc::clone(&found));
+        }
+        Ok(found)
+    }
+
+    /// A facet value's verdict (VERDICTS.verdict's, asked once per distinct value).
+    fn value(
+        &self,
+        py: Python,
+        state: &mut State,
+        raw: &[u8],
+        kind: &'static str,
+    ) -> PyResult<Arc<Value>> {
+        let which: fn(&mut State) -> &mut Kept<Value> = if deletable(kind) {
+            |s| &mut s.deletable_values
+        } else {
+            |s| &mut s.values
+        };
+        self.cached(state, which, raw, |_| {
+            let found = self
+                .hooks
+                .verdict
+                .call1(py, (PyBytes::new(py, raw), kind))?;
+            let verdict: &PyTuple = found.as_ref(py).downcast()?;
+            let stored = verdict.get_item(2)?;
+            Ok(Value {
+                canonical: self.bytes_of(py, verdict.get_item(0)?)?,
+                clean: verdict.get_item(1)?.len()? == 0,
+                stored: if stored.is_none() {
+                    None
+                } else {
+                    Some((stored.get_item(0)?.extract()?, stored.into_py(py)))
+                },
+            })
+        })
+    }
+
+    /// A facets container's verdict (lean.ContainerVerdict): judged here facet by facet, or by
+    /// VERDICTS.container when it is anything but an object of distinct names within their limit.
+    fn container(
+        &self,
+        py: Python,
+        state: &mut State,
+        raw: &[u8],
+        kind: &'static str,
+    ) -> PyResult<Arc<Verdict>> {
+        let which: fn(&mut State) -> &mut Kept<Verdict> = if deletable(kind) {
+            |s| &mut s.deletable_containers
+        } else {
+            |s| &mut s.containers
+        };
+        self.cached(state, which, raw, |state| {
+            match self.judge_container(py, state, raw, kind)? {
+                Some(verdict) => Ok(verdict),
+                None => self.hook_container(py, raw, kind),
+            }
+        })
+    }
+
+    fn judge_container(
+        &self,
+        py: Python,
+        state: &mut State,
+        raw: &[u8],
+        kind: &'static str,
+    ) -> PyResult<Option<Verdict>> {
+        let pairs = match serde_json::from_slice::<Pairs>(raw) {
+            Ok(pairs) => pairs.0,
+            Err(_) => return Ok(None),
+        };
+        let mut names: Vec<&str> = pairs.iter().map(|(name, _)| name.as_ref()).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.len() > MAX_NAME_BYTES)
+        {
+            return Ok(None);
+        }
+        let mut judged = Vec::with_capacity(pairs.len());
+        for (_, value) in &pairs {
+            judged.push(self.value(py, state, value.get().as_bytes(), kind)?);
+        }
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.sort_unstable_by(|a, b| pairs[*a].0.cmp(&pairs[*b].0));
+        let mut canonical = Vec::with_capacity(raw.len());
+        let mut first = true;
+        canonical.push(b'{');
+        for i in order {
+            push_key(&mut canonical, &mut first, &pairs[i].0);
+            canonical.extend_from_slice(&judged[i].canonical);
+        }
+        canonical.push(b'}');
+        let whole = judged.iter().all(|v| v.stored.is_some());
+        let mut core = Vec::with_capacity(64 * pairs.len() + 2);
+        let mut values = Vec::new();
+        let mut first = true;
+        core.push(b'{');
+        for ((name, _), value) in pairs.iter().zip(&judged) {
+            push_key(&mut core, &mut first, name);
+            match &value.stored {
+                Some((hash, stored)) if !hash.is_empty() => {
+                    push_string(&mut core, hash);
+                    values.push(stored.clone_ref(py));
+                }
+                _ => core.extend_from_slice(&value.canonical), // kept inline
+            }
+        }
+        core.push(b'}');
+        let parent = pairs
+            .iter()
+            .find(|(name, _)| name == "parent")
+            .map(|(_, v)| v.get().as_bytes().to_vec());
+        Ok(Some(Verdict {
+            canonical,
+            core: if whole { Some(core) } else { None },
+            values: if whole {
+                Some(PyTuple::new(py, values).into_py(py))
+            } else {
+                None
+            },
+            clean: judged.iter().all(|v| v.clean),
+            parent,
+            identity: None,
+        }))
+    }
+
+    fn hook_container(&self, py: Python, raw: &[u8], kind: &str) -> PyResult<Verdict> {
+        let found = self
+            .hooks
+            .container
+            .call1(py, (PyBytes::new(py, raw), kind))?;
+        let container: &PyTuple = found.as_ref(py).downcast()?;
+        let parent = container.get_item(2)?;
+        let core = container.get_item(3)?;
+        let values = container.get_item(4)?;
+        Ok(Verdict {
+            canonical: self.bytes_of(py, container.get_item(0)?)?,
+            core: if core.is_none() {
+                None
+            } else {
+                Some(self.bytes_of(py, core)?)
+            },
+            values: if values.is_none() {
+                None
+            } else {
+                Some(values.into_py(py))
+            },
+            clean: container.get_item(1)?.len()? == 0,
+            parent: if parent.is_none() {
+                None
+            } else {
+                Some(parent.downcast::<PyBytes>()?.as_bytes().to_vec())
+            },
+            identity: None,
+        })
+    }
+
+    /// A part's verdict (lean.Part of the job, the inputs or the outputs): judged here, or by
+    /// VERDICTS.part when it is anything but what lean._judge_part takes without a warning.
+    fn part(
+        &self,
+        py: Python,
+        state: &mut State,
+        name: &'static str,
+        raw: &[u8],
+    ) -> PyResult<Arc<Verdict>> {
+        let which: fn(&mut State) -> &mut Kept<Verdict> = match name {
+            "job" => |s| &mut s.job,
+            "inputs" => |s| &mut s.inputs,
+            _ => |s| &mut s.outputs,
+        };
+        self.cached(state, which, raw, |state| {
+            let judged = if name == "job" {
+                self.judge_job(py, state, raw)?
+            } else {
+                self.judge_datasets(py, state, name, raw)?
+            };
+            match judged {
+                Some(verdict) => Ok(verdict),
+                None => self.hook_part(py, name, raw),
+            }
+        })
+    }
+
+    fn judge_job(&self, py: Python, state: &mut State, raw: &[u8]) -> PyResult<Option<Verdict>> {
+        let job = match serde_json::from_slice::<Obj<JobIn>>(raw) {
+            Ok(Obj(job))
+                if job.namespace.len() <= MAX_NAMESPACE_BYTES
+                    && job.name.len() <= MAX_NAME_BYTES =>
+            {
+                job
+            }
+            _ => return Ok(None),
+        };
+        let facets = match job.facets.0 {
+            Some(facets) => Some(self.container(py, state, facets.get().as_bytes(), "job")?),
+            None => None,
+        };
+        let mut part = Assembly::new(false);
+        part.dataset(py, &job.namespace, &job.name, facets.as_deref(), None, "");
+        Ok(part.verdict(py, Some((job.namespace.to_string(), job.name.to_string()))))
+    }
+
+    fn judge_datasets(
+        &self,
+        py: Python,
+        state: &mut State,
+        name: &str,
+        raw: &[u8],
+    ) -> PyResult<Option<Verdict>> {
+        let (items, extra_key, kind): (Vec<DatasetIn>, &str, &'static str) = if name == "inputs" {
+            match serde_json::from_slice::<Vec<Obj<InputIn>>>(raw) {
+                Ok(items) => (
+                    items
+                        .into_iter()
+                        .map(|Obj(i)| DatasetIn(i.namespace, i.name, i.facets, i.extra))
+                        .collect(),
+                    "inputFacets",
+                    "input",
+                ),
+                Err(_) => return Ok(None),
+            }
+        } else {
+            match serde_json::from_slice::<Vec<Obj<OutputIn>>>(raw) {
+                Ok(items) => (
+                    items
+                        .into_iter()
+                        .map(|Obj(o)| DatasetIn(o.namespace, o.name, o.facets, o.extra))
+                        .collect(),
+                    "outputFacets",
+                    "output",
+                ),
+                Err(_) => return Ok(None),
+            }
+        };
+        if items
+            .iter()
+            .any(|d| d.0.len() > MAX_NAMESPACE_BYTES || d.1.len() > MAX_NAME_BYTES)
+        {
+            return Ok(None);
+        }
+        let mut part = Assembly::new(true);
+        for item in &items {
+            let facets = match item.2 .0 {
+                Some(facets) => {
+                    Some(self.container(py, state, facets.get().as_bytes(), "dataset")?)
+                }
+                None => None,
+            };
+            let extra = match item.3 .0 {
+                Some(extra) => Some(self.container(py, state, extra.get().as_bytes(), kind)?),
+                None => None,
+            };
+            part.dataset(
+                py,
+                &item.0,
+                &item.1,
+                facets.as_deref(),
+                extra.as_deref(),
+                extra_key,
+            );
+        }
+        Ok(part.verdict(py, None))
+    }
+
+    fn hook_part(&self, py: Python, name: &str, raw: &[u8]) -> PyResult<Verdict> {
+        let found = self.hooks.part.call1(py, (name, PyBytes::new(py, raw)))?;
+        let part: &PyTuple = found.as_ref(py).downcast()?;
+        let core = part.get_item(1)?;
+        let values = part.get_item(4)?;
+        let identity = part.get_item(5)?;
+        Ok(Verdict {
+            canonical: self.bytes_of(py, part.get_item(0)?)?,
+            core: if core.is_none() {
+                None
+            } else {
+                Some(self.bytes_of(py, core)?)
+            },
+            values: if values.is_none() {
+                None
+            } else {
+                Some(values.into_py(py))
+            },
+            clean: part.get_item(2)?.len()? == 0 && part.get_item(3)?.len()? == 0,
+            parent: None,
+            identity: if identity.is_none() {
+                None
+            } else {
+                Some(identity.extract()?)
+            },
+        })
+    }
+
+    fn parent_ids(
+        &self,
+        py: Python,
+        state: &mut State,
+        raw: &[u8],
+    ) -> PyResult<(Option<String>, Option<String>)> {
+        if let Some(found) = state.parents.get(raw) {
+            return Ok(found.clone());
+        }
+        let found: (Option<String>, Option<String>) = self
+            .hooks
+            .parent_ids
+            .call1(py, (PyBytes::new(py, raw),))?
+            .extract(py)?;
+        if state.parents.len() >= SMALL_MAX {
+            state.parents.clear();
+        }
+        state.parents.insert(raw.to_vec(), found.clone());
+        Ok(found)
+    }
+
+    fn names_a_run_event(&self, py: Python, state: &mut State, url: &str) -> PyResult<bool> {
+        if let Some(found) = state.run_urls.get(url) {
+            return Ok(*found);
+        }
+        let found: bool = self.hooks.names_run.call1(py, (url,))?.extract(py)?;
+        if state.run_urls.len() >= SMALL_MAX {
+            state.run_urls.clear();
+        }
+        state.run_urls.insert(url.to_owned(), found);
+        Ok(found)
+    }
+
+    /// times.parse_event_time: the common form read here against the minutes times.py has read,
+    /// anything else (and each new minute) by times.py.
+    fn ticks(&self, py: Python, state: &mut State, value: &str) -> PyResult<i64> {
+        let (minute, into) = match utc_form(value) {
+            Some(found) => found,
+            None => return self.hooks.parse_time.call1(py, (value,))?.extract(py),
+        };
+        if let Some(base) = state.minutes.get(&minute) {
+            if base + into <= MAX_TICKS {
+                return Ok(base + into);
+            }
+        }
+        let ticks: i64 = self.hooks.parse_time.call1(py, (value,))?.extract(py)?;
+        if state.minutes.len() >= SMALL_MAX {
+            state.minutes.clear();
+        }
+        state.minutes.insert(minute, ticks - into);
+        Ok(ticks)
+    }
+
+    /// times.format_ticks.
+    fn format_ticks(&self, state: &mut State, ticks: i64) -> String {
+        let (minutes, rest) = (
+            ticks.div_euclid(TICKS_PER_MINUTE),
+            ticks.rem_euclid(TICKS_PER_MINUTE),
+        );
+        if !state.minute_names.contains_key(&minutes) {
+            if state.minute_names.len() >= SMALL_MAX {
+                state.minute_names.clear();
+            }
+            state.minute_names.insert(minutes, minute_name(minutes));
+        }
+        let name = &state.minute_names[&minutes];
+        format!(
+            "{name}:{:02}.{:07}Z",
+            rest / TICKS_PER_SECOND,
+            rest % TICKS_PER_SECOND
+        )
+    }
+
+    /// lean._validate up to the hash: None when the event is Python's to judge.
+    fn assemble(
+        &self,
+        py: Python,
+        state: &mut State,
+        event: &RunEvent,
+        raw: Option<&[u8]>,
+    ) -> PyResult<Option<Assembled>> {
+        if let Some(url) = &event.schema_url.0 {
+            if !self.names_a_run_event(py, state, url)? {
+                return Ok(None);
+            }
+        }
+        if let Some(kind) = &event.event_type.0 {
+            if !matches!(
+                kind.as_ref(),
+                "START" | "RUNNING" | "COMPLETE" | "ABORT" | "FAIL" | "OTHER"
+            ) {
+                return Ok(None);
+            }
+        }
+        if !is_uuid(&event.run.0.run_id) {
+            return Ok(None);
+        }
+        let ticks = self.ticks(py, state, &event.event_time)?;
+        let mut values: Vec<PyObject> = Vec::new();
+        let mut add = |verdict: &Verdict| -> PyResult<bool> {
+            match &verdict.values {
+                Some(tuple) if verdict.clean && verdict.core.is_some() => {
+                    values.extend(
+                        tuple
+                            .as_ref(py)
+                            .downcast::<PyTuple>()?
+                            .iter()
+                            .map(|v| v.into_py(py)),
+                    );
+                    Ok(true)
+                }
+                _ => Ok(false), // warnings, or an event kept whole: Python's
+            }
+        };
+        let run_facets = match event.run.0.facets.0 {
+            Some(facets) => {
+                let found = self.container(py, state, facets.get().as_bytes(), "run")?;
+                if !add(&found)? {
+                    return Ok(None);
+                }
+                Some(found)
+            }
+            None => None,
+        };
+        let mut parts: [Option<Arc<Verdict>>; 3] = [None, None, None];
+        let given = [Some(event.job), event.inputs.0, event.outputs.0];
+        for (i, (name, part)) in ["job", "inputs", "outputs"]
+            .into_iter()
+            .zip(given)
+            .enumerate()
+        {
+            let part = match part {
+                Some(part) => part,
+                None => continue,
+            };
+            let found = self.part(py, state, name, part.get().as_bytes())?;
+            if !add(&found)? {
+                return Ok(None);
+            }
+            parts[i] = Some(found);
+        }
+        let [job, inputs, outputs] = parts;
+        let job = job.expect("a job");
+        let identity = match job.identity.clone() {
+            Some(identity) => identity,
+            None => return Ok(None),
+        };
+        let (parent_run_id, root_run_id) = match run_facets.as_ref().and_then(|f| f.parent.as_ref())
+        {
+            Some(parent) => self.parent_ids(py, state, parent)?,
+            None => (None, None),
+        };
+
+        let (time, producer, run_id) = (&event.event_time, &event.producer, &event.run.0.run_id);
+        let mut canonical = Vec::with_capacity(16 * 1024);
+        let mut first = true;
+        canonical.push(b'{');
+        push_key(&mut canonical, &mut first, "eventTime");
+        push_string(&mut canonical, time);
+        if let Some(kind) = &event.event_type.0 {
+            push_key(&mut canonical, &mut first, "eventType");
+            push_string(&mut canonical, kind);
+        }
+        if let Some(part) = &inputs {
+            push_key(&mut canonical, &mut first, "inputs");
+            canonical.extend_from_slice(&part.canonical);
+        }
+        push_key(&mut canonical, &mut first, "job");
+        canonical.extend_from_slice(&job.canonical);
+        if let Some(part) = &outputs {
+            push_key(&mut canonical, &mut first, "outputs");
+            canonical.extend_from_slice(&part.canonical);
+        }
+        push_key(&mut canonical, &mut first, "producer");
+        push_string(&mut canonical, producer);
+        push_key(&mut canonical, &mut first, "run");
+        canonical.push(b'{');
+        let mut inner = true;
+        if let Some(facets) = &run_facets {
+            push_key(&mut canonical, &mut inner, "facets");
+            canonical.extend_from_slice(&facets.canonical);
+        }
+        push_key(&mut canonical, &mut inner, "runId");
+        push_string(&mut canonical, run_id);
+        canonical.push(b'}');
+        if let Some(url) = &event.schema_url.0 {
+            push_key(&mut canonical, &mut first, "schemaURL");
+            push_string(&mut canonical, url);
+        }
+        canonical.push(b'}');
+
+        fn core_of(verdict: &Verdict) -> &[u8] {
+            verdict.core.as_deref().expect("checked by add")
+        }
+        let mut core = Vec::with_capacity(4096);
+        let mut first = true;
+        core.push(b'{');
+        push_key(&mut core, &mut first, "eventTime");
+        push_string(&mut core, time);
+        push_key(&mut core, &mut first, "producer");
+        push_string(&mut core, producer);
+        push_key(&mut core, &mut first, "run");
+        core.push(b'{');
+        let mut inner = true;
+        push_key(&mut core, &mut inner, "runId");
+        push_string(&mut core, run_id);
+        if let Some(facets) = &run_facets {
+            push_key(&mut core, &mut inner, "facets");
+            core.extend_from_slice(core_of(facets));
+        }
+        core.push(b'}');
+        push_key(&mut core, &mut first, "job");
+        core.extend_from_slice(core_of(&job));
+        for (key, part) in [("inputs", &inputs), ("outputs", &outputs)] {
+            if let Some(part) = part {
+                push_key(&mut core, &mut first, key);
+                core.extend_from_slice(core_of(part));
+            }
+        }
+        if let Some(kind) = &event.event_type.0 {
+            push_key(&mut core, &mut first, "eventType");
+            push_string(&mut core, kind);
+        }
+        if let Some(url) = &event.schema_url.0 {
+            push_key(&mut core, &mut first, "schemaURL");
+            push_string(&mut core, url);
+        }
+        core.push(b'}');
+
+        let payload = match raw {
+            Some(raw) => match std::str::from_utf8(raw) {
+                Ok(text) => Some(PyString::new(py, text).into()),
+                Err(_) => return Ok(None),
+            },
+            None => None,
+        };
+        Ok(Some(Assembled {
+            canonical,
+            core,
+            ticks,
+            event_type: event.event_type.0.as_ref().map(|k| k.to_string()),
+            run_id: run_id.to_ascii_lowercase(),
+            parent_run_id,
+            root_run_id,
+            job: identity,
+            producer: producer.to_string(),
+            payload,
+            values,
+        }))
+    }
+
+    /// The Event of an assembled event and its content hash.
+    fn build(
+        &self,
+        py: Python,
+        state: &mut State,
+        event: Assembled,
+        digest: &[u8],
+    ) -> PyResult<PyObject> {
+        // SAFETY: written here of UTF-8 only: decoded strings, orjson's canonical bytes, ASCII.
+        let core = unsafe { String::from_utf8_unchecked(event.core) };
+        let root = match event.root_run_id {
+            Some(root) if !root.is_empty() => root,
+            _ => event.run_id.clone(),
+        };
+        let args: Vec<PyObject> = vec![
+            "run".into_py(py),
+            event_id(event.ticks, digest).into_py(py),
+            self.format_ticks(state, event.ticks).into_py(py),
+            event.event_type.into_py(py),
+            event.run_id.into_py(py),
+            event.parent_run_id.into_py(py),
+            root.into_py(py),
+            event.job.0.into_py(py),
+            event.job.1.into_py(py),
+            py.None(),
+            py.None(),
+            event.producer.into_py(py),
+            hex(digest).into_py(py),
+            event.payload.map_or_else(|| py.None(), |p| p.into_py(py)),
+            PyTuple::empty(py).into_py(py),
+            PyTuple::empty(py).into_py(py),
+            core.into_py(py),
+            PyTuple::new(py, event.values).into_py(py),
+        ];
+        self.hooks.event.call1(py, PyTuple::new(py, args))
+    }
+
+    /// Assembled events hashed (an array's without the GIL: one hand-over a batch, where one an
+    /// event would cost more than it gives, ids.py), then built.
+    fn finish(
+        &self,
+        py: Python,
+        state: &mut State,
+        assembled: Vec<Option<Assembled>>,
+        release: bool,
+    ) -> PyResult<Vec<PyObject>> {
+        let canonicals: Vec<&[u8]> = assembled
+            .iter()
+            .map(|a| a.as_ref().map_or(&[][..], |a| a.canonical.as_slice()))
+            .collect();
+        let hash = || -> Vec<[u8; 32]> {
+            canonicals
+                .iter()
+                .map(|c| Sha256::digest(c).into())
+                .collect()
+        };
+        let digests = if release {
+            py.allow_threads(hash)
+        } else {
+            hash()
+        };
+        let mut built = Vec::with_capacity(assembled.len());
+        for (found, digest) in assembled.into_iter().zip(digests) {
+            built.push(match found {
+                Some(event) => self.build(py, state, event, &digest)?,
+                None => py.None(),
+            });
+        }
+        Ok(built)
+    }
+}
+
+#[pymethods]
+impl Lean {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        part: PyObject,
+        container: PyObject,
+        verdict: PyObject,
+        parent_ids: PyObject,
+        names_run: PyObject,
+        parse_time: PyObject,
+        fragment_bytes: PyObject,
+        event: PyObject,
+    ) -> Self {
+        Lean {
+            hooks: Hooks {
+                part,
+                container,
+                verdict,
+                parent_ids,
+                names_run,
+                parse_time,
+                fragment_bytes,
+                event,
+            },
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Forget every verdict and time read (lean.FacetVerdicts.clear).
+    fn clear(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            *state = State::default();
+        }
+    }
+
+    /// The events of a JSON array (each an Event without payload, or None: Python's to judge),
+    /// or None when the array does not decode as RunEvents' cores (or another thread holds this
+    /// path: Python's path then).
+    fn validate_array(&self, py: Python, body: &[u8]) -> PyResult<Option<Vec<PyObject>>> {
+        let mut state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(_) => return Ok(None),
+        };
+        let events = match py.allow_threads(|| serde_json::from_slice::<Vec<Obj<RunEvent>>>(body)) {
+            Ok(events) => events,
+            Err(_) => return Ok(None),
+        };
+        let mut assembled = Vec::with_capacity(events.len());
+        for Obj(event) in &events {
+            assembled.push(
+                self.assemble(py, &mut state, event, None)
+                    .or_else(skipped)?,
+            );
+        }
+        self.finish(py, &mut state, assembled, true).map(Some)
+    }
+
+    /// The Event of one JSON object, its payload the object's bytes, or None (Python's to judge).
+    fn validate_one(&self, py: Python, raw: &[u8]) -> PyResult<PyObject> {
+        let mut state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(_) => return Ok(py.None()),
+        };
+        let event = match serde_json::from_slice::<Obj<RunEvent>>(raw) {
+            Ok(Obj(event)) => event,
+            Err(_) => return Ok(py.None()),
+        };
+        let assembled = self
+            .assemble(py, &mut state, &event, Some(raw))
+            .or_else(skipped)?;
+        Ok(self
+            .finish(py, &mut state, vec![assembled], false)?
+            .pop()
+            .expect("one"))
+    }
+}
+
+/// A hook's exception: the event is Python's to judge (its path raises or explains it again).
+fn skipped<T>(_: PyErr) -> PyResult<Option<T>> {
+    Ok(None)
+}
+
+#[pymodule]
+fn _lean_native(_py: Python, module: &PyModule) -> PyResult<()> {
+    module.add_class::<Lean>()?;
+    Ok(())
+}

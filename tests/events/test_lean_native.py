@@ -1,0 +1,127 @@
+"""The lean path compiled (native/lean, built by scripts/setup.sh): it takes the common RunEvents,
+alone and in arrays, and gives exactly the Events lean.py's own path gives (tests/events/
+test_lean.py runs every one of its cases through both, `assert_native_agrees`); what it cannot
+vouch for it leaves to that path."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from bench._common import EventFactory  # the benchmarks' realistic events
+
+from headwater.events.lean import (
+    NATIVE,
+    VERDICTS,
+    decode_batch,
+    validate_array,
+    validate_decoded,
+    validate_object,
+    validate_raw,
+)
+from headwater.events.model import Event
+from tests.factories import facet, run_event
+
+
+def test_the_compiled_path_is_built() -> None:
+    assert NATIVE, "scripts/setup.sh builds native/lean into headwater/events/: see its output"
+
+
+@pytest.fixture(autouse=True)
+def fresh_verdicts() -> None:
+    VERDICTS.clear()
+
+
+def python_array(body: bytes) -> list[Event | None]:
+    decoded = decode_batch(body)
+    assert decoded is not None
+    return [validate_decoded(one, None) for one in decoded]
+
+
+def taken_alone(doc: Any) -> Event:
+    raw = orjson.dumps(doc)
+    found = validate_object(raw)
+    assert found is not None, "the compiled path left a common event"
+    assert found == validate_raw(raw)
+    return found
+
+
+def test_realistic_arrays_are_taken_whole_and_agree() -> None:
+    docs = list(EventFactory(seed=7, jobs=30).stream(600, seed=2))
+    for start in range(0, len(docs), 200):  # later arrays meet verdicts kept from earlier ones
+        body = orjson.dumps(docs[start : start + 200])
+        taken = validate_array(body)
+        assert taken is not None and all(event is not None for event in taken)
+        assert taken == python_array(body)
+
+
+def test_the_factories_run_events_are_taken_alone() -> None:
+    parent, root = str(uuid.uuid4()), str(uuid.uuid4())
+    found = [
+        taken_alone(event)
+        for event in (
+            run_event(),
+            run_event(parent=parent, root=root, event_type="COMPLETE"),
+            run_event(event_time="2024-05-01T12:00:00.123456789+02:00"),  # read by times.py
+            run_event(event_time="2024-05-01T23:59:60Z"),  # a leap second: the next minute's first
+            run_event(event_time="1970-01-01T00:00:00.5Z"),
+            run_event(event_time="1601-03-01T00:00:00Z"),  # before the epoch
+        )
+    ]
+    assert (found[1].parent_run_id, found[1].root_run_id) == (parent, root)
+    assert found[3].event_time == "2024-05-02T00:00:00.0000000Z"
+    assert found[5].event_time == "1601-03-01T00:00:00.0000000Z"
+
+
+def test_strings_and_names_are_written_as_orjson_writes_them() -> None:
+    odd = 'quote " backslash \\ tab \t newline \n nul \x00 bell \x07 esc \x1b vt \x0b del \x7f é 漢 🙂 \u2028'
+    event = run_event(namespace="ns " + odd, job="job " + odd)
+    event["producer"] = "https://example.com/" + odd
+    event["job"]["facets"] = {
+        "Zeta": {"_producer": "p", "_schemaURL": "u", "v": odd},
+        "alpha": {"_producer": "p", "_schemaURL": "u"},
+        "énorme": {"_producer": "p", "_schemaURL": "u"},
+        'a"b': {"_producer": "p", "_schemaURL": "u"},
+    }
+    event["inputs"][0]["name"] = odd
+    for doc in (event, json.loads(json.dumps(event, ensure_ascii=True))):  # escaped in the input too
+        found = taken_alone(doc)
+        body = orjson.dumps([doc, doc])
+        assert validate_array(body) == python_array(body)
+    assert found.job_name == "job " + odd
+
+
+def test_what_it_cannot_vouch_for_is_left_to_lean_py() -> None:
+    event = run_event()
+    event["job"]["facets"] = {"sql": facet("SQLJobFacet", "1-1-0", query=1)}  # a warning
+    raw = orjson.dumps(event)
+    assert validate_object(raw) is None
+    python = validate_raw(raw)
+    assert python is not None and python.warnings
+    taken = validate_array(b"[" + raw + b"," + orjson.dumps(run_event()) + b"]")
+    assert taken is not None and taken[0] is None and taken[1] is not None
+    # duplicate facet names: lean.py's decoder keeps the last, and judges it there
+    duplicated = orjson.dumps(run_event()).replace(
+        b'"job":{',
+        b'"job":{"facets":{"sql":{"_producer":"p","_schemaURL":"u","query":"a"},'
+        b'"sql":{"_producer":"p","_schemaURL":"u","query":"b"}},',
+        1,
+    )
+    assert validate_object(duplicated) in (None, validate_raw(duplicated))
+    assert validate_array(b"[1]") is None and validate_object(b'{"eventTime": null}') is None
+
+
+def test_clearing_the_verdicts_clears_the_compiled_ones() -> None:
+    docs = list(EventFactory(seed=8, jobs=3).stream(30, seed=1))
+    body = orjson.dumps(docs)
+    for _ in range(3):  # kept from the second sighting on
+        validate_array(body)
+    checks = VERDICTS.checks
+    validate_array(body)
+    assert VERDICTS.checks == checks  # answered from its own verdicts
+    VERDICTS.clear()
+    validate_array(body)
+    assert VERDICTS.checks > checks  # asked lean.py's path again
