@@ -136,20 +136,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
     }
 }
 
+/// A job, an input or an output: its namespace and name, and its facets containers as their
+/// bytes (a job or an input holding `outputFacets`, or a job `inputFacets`, is lean.py's to judge).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct JobIn<'a> {
-    #[serde(borrow)]
-    pub(crate) namespace: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(crate) name: Cow<'a, str>,
-    #[serde(default, borrow)]
-    pub(crate) facets: MaybeRaw<'a>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct InputIn<'a> {
+pub(crate) struct Entity<'a> {
     #[serde(borrow)]
     pub(crate) namespace: Cow<'a, str>,
     #[serde(borrow)]
@@ -157,29 +148,26 @@ pub(crate) struct InputIn<'a> {
     #[serde(default, borrow)]
     pub(crate) facets: MaybeRaw<'a>,
     #[serde(rename = "inputFacets", default, borrow)]
-    pub(crate) extra: MaybeRaw<'a>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct OutputIn<'a> {
-    #[serde(borrow)]
-    pub(crate) namespace: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(crate) name: Cow<'a, str>,
-    #[serde(default, borrow)]
-    pub(crate) facets: MaybeRaw<'a>,
+    pub(crate) input_facets: MaybeRaw<'a>,
     #[serde(rename = "outputFacets", default, borrow)]
-    pub(crate) extra: MaybeRaw<'a>,
+    pub(crate) output_facets: MaybeRaw<'a>,
 }
 
-/// An input or an output: namespace, name, facets, its input or output facets.
-pub(crate) struct DatasetIn<'a>(
-    pub(crate) Cow<'a, str>,
-    pub(crate) Cow<'a, str>,
-    pub(crate) MaybeRaw<'a>,
-    pub(crate) MaybeRaw<'a>,
-);
+impl<'a> Entity<'a> {
+    /// (its input facets, its output facets) for an input, the other way round for an output.
+    pub(crate) fn extras(&self, input: bool) -> (Option<&'a RawValue>, Option<&'a RawValue>) {
+        if input {
+            (self.input_facets.0, self.output_facets.0)
+        } else {
+            (self.output_facets.0, self.input_facets.0)
+        }
+    }
+
+    /// Whether its namespace and name are within their limits (events/limits.py).
+    pub(crate) fn within_limits(&self) -> bool {
+        self.namespace.len() <= MAX_NAMESPACE_BYTES && self.name.len() <= MAX_NAME_BYTES
+    }
+}
 
 pub(crate) const MAX_NAMESPACE_BYTES: usize = 256; // events/limits.py
 pub(crate) const MAX_NAME_BYTES: usize = 600;

@@ -25,10 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use sha2::{Digest, Sha256};
 
-use decoded::{
-    deletable, DatasetIn, InputIn, JobIn, Obj, OutputIn, Pairs, RunEvent, MAX_NAMESPACE_BYTES,
-    MAX_NAME_BYTES,
-};
+use decoded::{deletable, Entity, Obj, Pairs, RunEvent, MAX_NAME_BYTES};
 use json::{push_key, push_string, Assembly};
 use times::{
     event_id, hex, is_uuid, minute_name, utc_form, MAX_TICKS, TICKS_PER_MINUTE, TICKS_PER_SECOND,
@@ -70,6 +67,14 @@ struct Lean {
 }
 
 impl Lean {
+    /// The bytes of an orjson.Fragment, or None for None.
+    fn fragment(&self, py: Python, fragment: &PyAny) -> PyResult<Option<Vec<u8>>> {
+        if fragment.is_none() {
+            return Ok(None);
+        }
+        self.bytes_of(py, fragment).map(Some)
+    }
+
     fn bytes_of(&self, py: Python, fragment: &PyAny) -> PyResult<Vec<u8>> {
         let dumped = self.hooks.fragment_bytes.call1(py, (fragment,))?;
         Ok(dumped.as_ref(py).downcast::<PyBytes>()?.as_bytes().to_vec())
@@ -225,16 +230,8 @@ impl Lean {
         let values = container.get_item(4)?;
         Ok(Verdict {
             canonical: self.bytes_of(py, container.get_item(0)?)?,
-            core: if core.is_none() {
-                None
-            } else {
-                Some(self.bytes_of(py, core)?)
-            },
-            values: if values.is_none() {
-                None
-            } else {
-                Some(values.into_py(py))
-            },
+            core: self.fragment(py, core)?,
+            values: optional(py, values),
             clean: container.get_item(1)?.len()? == 0,
             parent: if parent.is_none() {
                 None
@@ -273,10 +270,11 @@ impl Lean {
     }
 
     fn judge_job(&self, py: Python, state: &mut State, raw: &[u8]) -> PyResult<Option<Verdict>> {
-        let job = match serde_json::from_slice::<Obj<JobIn>>(raw) {
+        let job = match serde_json::from_slice::<Obj<Entity>>(raw) {
             Ok(Obj(job))
-                if job.namespace.len() <= MAX_NAMESPACE_BYTES
-                    && job.name.len() <= MAX_NAME_BYTES =>
+                if job.within_limits()
+                    && job.input_facets.0.is_none()
+                    && job.output_facets.0.is_none() =>
             {
                 job
             }
@@ -298,53 +296,38 @@ impl Lean {
         name: &str,
         raw: &[u8],
     ) -> PyResult<Option<Verdict>> {
-        let (items, extra_key, kind): (Vec<DatasetIn>, &str, &'static str) = if name == "inputs" {
-            match serde_json::from_slice::<Vec<Obj<InputIn>>>(raw) {
-                Ok(items) => (
-                    items
-                        .into_iter()
-                        .map(|Obj(i)| DatasetIn(i.namespace, i.name, i.facets, i.extra))
-                        .collect(),
-                    "inputFacets",
-                    "input",
-                ),
-                Err(_) => return Ok(None),
-            }
+        let items = match serde_json::from_slice::<Vec<Obj<Entity>>>(raw) {
+            Ok(items) => items,
+            Err(_) => return Ok(None),
+        };
+        let inputs = name == "inputs";
+        let (extra_key, kind) = if inputs {
+            ("inputFacets", "input")
         } else {
-            match serde_json::from_slice::<Vec<Obj<OutputIn>>>(raw) {
-                Ok(items) => (
-                    items
-                        .into_iter()
-                        .map(|Obj(o)| DatasetIn(o.namespace, o.name, o.facets, o.extra))
-                        .collect(),
-                    "outputFacets",
-                    "output",
-                ),
-                Err(_) => return Ok(None),
-            }
+            ("outputFacets", "output")
         };
         if items
             .iter()
-            .any(|d| d.0.len() > MAX_NAMESPACE_BYTES || d.1.len() > MAX_NAME_BYTES)
+            .any(|Obj(item)| !item.within_limits() || item.extras(inputs).1.is_some())
         {
             return Ok(None);
         }
         let mut part = Assembly::new(true);
-        for item in &items {
-            let facets = match item.2 .0 {
+        for Obj(item) in &items {
+            let facets = match item.facets.0 {
                 Some(facets) => {
                     Some(self.container(py, state, facets.get().as_bytes(), "dataset")?)
                 }
                 None => None,
             };
-            let extra = match item.3 .0 {
+            let extra = match item.extras(inputs).0 {
                 Some(extra) => Some(self.container(py, state, extra.get().as_bytes(), kind)?),
                 None => None,
             };
             part.dataset(
                 py,
-                &item.0,
-                &item.1,
+                &item.namespace,
+                &item.name,
                 facets.as_deref(),
                 extra.as_deref(),
                 extra_key,
@@ -361,16 +344,8 @@ impl Lean {
         let identity = part.get_item(5)?;
         Ok(Verdict {
             canonical: self.bytes_of(py, part.get_item(0)?)?,
-            core: if core.is_none() {
-                None
-            } else {
-                Some(self.bytes_of(py, core)?)
-            },
-            values: if values.is_none() {
-                None
-            } else {
-                Some(values.into_py(py))
-            },
+            core: self.fragment(py, core)?,
+            values: optional(py, values),
             clean: part.get_item(2)?.len()? == 0 && part.get_item(3)?.len()? == 0,
             parent: None,
             identity: if identity.is_none() {
@@ -779,6 +754,15 @@ impl Lean {
             .finish(py, &mut state, vec![assembled], false)?
             .pop()
             .expect("one"))
+    }
+}
+
+/// `value` as a Python object, None for None.
+fn optional(py: Python, value: &PyAny) -> Option<PyObject> {
+    if value.is_none() {
+        None
+    } else {
+        Some(value.into_py(py))
     }
 }
 
