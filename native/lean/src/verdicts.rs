@@ -22,7 +22,7 @@ pub(crate) struct Verdict {
     pub(crate) identity: Option<(String, String)>, // a job's (namespace, name)
 }
 
-pub(crate) const KEPT_BYTES: usize = 16 * 1024 * 1024; // each generation's keys, about, at most
+pub(crate) const KEPT_BYTES: usize = 4 * 1024 * 1024; // a generation of one cache, about, at most (7 caches)
 pub(crate) const SEEN_MAX: usize = 200_000;
 
 /// A fast hash of byte strings (8 bytes a step), from a seed drawn per process.
