@@ -41,6 +41,7 @@ from headwater.config import Settings
 from headwater.errors import ConfigError, HeadwaterError, StoreRefused
 from headwater.events.decode import Document, MalformedJSON, loads
 from headwater.events.generic import GenericEvent
+from headwater.events.lean import validate_object
 from headwater.events.model import Event
 from headwater.events.times import format_ticks, now_ticks
 from headwater.ingest import metrics
@@ -157,8 +158,8 @@ def decode_message(index: int, value: bytes | None, max_bytes: int, *, lazy: boo
             error=f"message value of {len(value)} bytes is larger than the limit of {max_bytes} bytes "
             "(kafka_max_message_bytes)",
         )
-    if lazy:
-        return Document(index, raw=value, parsed=False)
+    if lazy:  # the common event accepted by the compiled lean path at once, if it is built
+        return Document(index, raw=value, parsed=False, event=validate_object(value))
     try:
         return Document(index, loads(value), raw=value)
     except MalformedJSON as exc:
