@@ -14,6 +14,9 @@ Facet verdicts are remembered by each facet's exact bytes, with the canonical by
 the content hash: producers resend the same schema, column lineage and job facets run after run,
 so a facet seen before costs a dictionary lookup instead of a parse, a schema check and a
 serialization.
+
+The same path compiled (native/lean, `validate_array` and `validate_object` at the end of this
+module) goes first when it is built, and asks this module for what it has not judged yet.
 """
 
 from __future__ import annotations
