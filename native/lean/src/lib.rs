@@ -2,17 +2,18 @@
 //! of a batch, or of one body, accepted without a Python bytecode per field.
 //!
 //! It does what `lean._validate` does and no more, and gives back the same `Event`: the array is
-//! decoded in one pass (the core's fields typed, the job, the inputs, the outputs and the run's
-//! facets kept as their bytes); each distinct job, inputs, outputs and run-facets text is judged
-//! once, by lean.py's own functions (the hooks), and its verdict kept here by its exact bytes;
-//! the canonical JSON (sorted keys, orjson's escapes) is hashed into the content hash and the
-//! eventId, and the core is written beside it. Decoding and hashing run without the GIL.
+//! decoded in one pass (the core's fields typed; the job, the inputs, the outputs and each facets
+//! container kept as their bytes); each distinct part and container is judged here once and its
+//! verdict kept by its exact bytes, lean.py's functions (the hooks) judging each facet value it
+//! has not seen and whatever this code leaves; the canonical JSON (sorted keys, orjson's escapes)
+//! is hashed into the content hash and the eventId, and the core is written beside it. An array
+//! is decoded and hashed without the GIL.
 //!
 //! Anything it cannot vouch for — a field it does not know, a verdict with warnings, a time it
 //! does not read itself and the hook refuses, an event kept whole, a hook's exception — is left to
 //! Python: `None` for that event (lean.py's path then takes it, and `validate_event` after it), or
-//! for the whole array when the array does not decode. tests/events/test_lean_native.py checks that
-//! both give the same events.
+//! for the whole array when the array does not decode. tests/events/test_lean.py and
+//! test_lean_native.py check that both give the same events.
 
 mod decoded;
 mod json;
