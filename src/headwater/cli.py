@@ -26,6 +26,7 @@ from headwater.cli_options import (
 )
 from headwater.cli_pipeline import (
     daily_retention,
+    ended_with_parent,
     interval_option,
     open_pipeline,
     pipeline,
@@ -622,7 +623,8 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
 
     The server runs as a child process (`headwater serve` with the same settings); the pipeline
     runs here and publishes new events as soon as they are stored (a pass at least every
-    --interval seconds). Ctrl-C stops both.
+    --interval seconds). Ctrl-C stops both; so does this process ending in any way (the server
+    gets SIGTERM when it is gone, even killed outright).
     """
     import subprocess
     import threading
@@ -636,7 +638,9 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
         click.echo(f"demo lineage: {loaded} events stored", err=True)
     env = {**os.environ, **to_environment(settings)}
     env.pop("HEADWATER_CONFIG", None)
-    server = subprocess.Popen([sys.executable, "-m", "headwater", "serve"], env=env)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "headwater", "serve"], env=env, preexec_fn=ended_with_parent(os.getpid())
+    )
     run_in_background()  # the pipeline yields the CPU to the server it started
     store, spark, runner = open_pipeline(settings, quiet=True)
     stop, died = threading.Event(), threading.Event()
