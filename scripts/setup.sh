@@ -93,7 +93,8 @@ headwater_native() {
   echo "building the compiled validation (native/lean)…" >&2
   rm -f native/lean/Cargo.lock # resolved again against the packaged crates, whatever cargo wrote it
   if (cd native/lean && PYO3_PYTHON="$PWD/../../.venv/bin/python" cargo build --release --quiet); then
-    cp native/lean/target/release/lib_lean_native.so "$built"
+    # a new file renamed into place: a process running with the old one keeps its own copy
+    cp native/lean/target/release/lib_lean_native.so "$built.new" && mv -f "$built.new" "$built"
   else
     echo "could not build native/lean: Headwater validates events in Python (slower)" >&2
   fi
