@@ -6,6 +6,7 @@ vouch for it leaves to that path."""
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from typing import Any
 
@@ -13,6 +14,7 @@ import orjson
 import pytest
 from bench._common import EventFactory  # the benchmarks' realistic events
 
+from headwater.errors import InvalidEvent
 from headwater.events.lean import (
     NATIVE,
     VERDICTS,
@@ -23,6 +25,7 @@ from headwater.events.lean import (
     validate_raw,
 )
 from headwater.events.model import Event
+from headwater.events.validate import validate_event
 from tests.factories import facet, run_event
 
 
@@ -125,3 +128,71 @@ def test_clearing_the_verdicts_clears_the_compiled_ones() -> None:
     VERDICTS.clear()
     validate_array(body)
     assert VERDICTS.checks > checks  # asked lean.py's path again
+
+
+def python_event(raw: bytes) -> Event | None:
+    """What lean.py's own path makes of one object: None when it is not JSON or not an event."""
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    try:
+        return validate_raw(raw) or validate_event(orjson.loads(raw), raw)
+    except InvalidEvent:
+        return None
+
+
+def test_the_envelope_is_read_strictly_and_its_strings_decoded() -> None:
+    raw = orjson.dumps(run_event(namespace="ns", job="j"))
+    spaced = raw.replace(b'":', b'" :\t').replace(b',"', b' ,\r\n"')
+    escaped = raw.replace(b'"producer":"', b'"producer":"\\u00e9\\"\\\\\\/\\n\\t', 1)
+    for accepted in (b" \n" + spaced + b"\r\n", escaped):
+        found = validate_object(accepted)
+        assert found is not None and found == validate_raw(accepted)
+    assert found.producer.startswith('é"\\/\n\t')
+    for refused in (
+        raw + b"x",  # something after the object
+        raw.replace(b"{", b"\x0c{", 1),  # whitespace JSON does not allow
+        raw[:-1] + b",}",  # a trailing comma
+        raw.replace(b'"producer":"', b'"producer":"\x01', 1),  # a control character in a string
+        raw.replace(b'"producer":"', b'"producer":"\\ud83d', 1),  # a lone surrogate, escaped
+        raw.replace(b'"producer":"', b'"producer":"\\x', 1),  # no such escape
+        raw.replace(b'"producer":"', b'"producer":"\xff', 1),  # not UTF-8
+        raw.replace(b'"producer"', b'"\\u0070roducer"', 1),  # an escaped key: lean.py's to read
+        raw[:-1] + b',"producer":"again"}',  # a field twice
+        raw.replace(b'"eventType":"START"', b'"eventType":null', 1),
+    ):
+        assert validate_object(refused) is None, refused
+        assert validate_array(b"[" + refused + b"]") is None, refused
+
+
+def test_byte_mutants_are_taken_only_as_lean_py_takes_them() -> None:
+    """Kept values (the job, the inputs, the outputs, the run's facets) are only delimited by the
+    envelope's reader: whatever bytes a mutant breaks, an event it takes is JSON and the one
+    lean.py's path gives."""
+    rng = random.Random(11)
+    docs = list(EventFactory(seed=12, jobs=5).stream(40, seed=4))
+    significant = b'{}[]",:\\ \t0e-.tnu\x00\x1f\x7f\xc3\xa9'
+    taken = 0
+    for round_ in range(1500):
+        raw = bytearray(orjson.dumps(docs[round_ % len(docs)]))
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(raw))
+            what = rng.randrange(3)
+            if what == 0:
+                del raw[at]
+            elif what == 1:
+                raw.insert(at, rng.choice(significant))
+            else:
+                raw[at] = rng.choice(significant)
+        mutant = bytes(raw)
+        found = validate_object(mutant)
+        in_array = validate_array(b"[" + mutant + b"]")
+        if found is None:
+            if in_array is not None and in_array[0] is not None:
+                assert in_array[0] == python_array(b"[" + mutant + b"]")[0]
+            continue
+        taken += 1
+        assert found == python_event(mutant), mutant
+        assert in_array is not None and in_array[0] is not None
+    assert taken > 100  # a mutant inside a string is still an event

@@ -81,7 +81,7 @@ def test_a_facet_kept_inline_gets_the_hash_the_store_would_have_given_it() -> No
     doc = run_event("r", "START", t(1), run_facets={"nominalTime": small})
     event = validate_event(doc)
     assert event.core is not None and event.facet_values == ()  # every facet stays in the core
-    inline = (2, "run", *([None] * 10), "", pack_core(event.core.encode()), 0)
+    inline = (2, "run", *([None] * 10), "", pack_core(event.core), 0)
     rows = Compactor(lambda _hashes: {}).rows([_stored(doc, 1), inline])
     events, values = rows[:2], {r[-2]: r[-1] for r in rows[2:]}
     refs = [orjson.loads(r[-3])["run"]["facets"]["nominalTime"] for r in events]

@@ -18,7 +18,7 @@ def _cores(n: int = 50) -> list[bytes]:
     for doc in EventFactory(seed=4, jobs=10).stream(n, seed=4):
         event = validate_event(doc)
         assert event.core is not None
-        cores.append(event.core.encode())
+        cores.append(event.core)
     return cores
 
 

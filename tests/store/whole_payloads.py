@@ -34,7 +34,7 @@ def store_cores_in_payload(store: EventStore, events: Sequence[Event], received_
     rows = []
     for e in events:
         assert e.core is not None
-        packed = pack_core(e.core.encode())
+        packed = pack_core(e.core)
         kept: str | bytes = "~" + base64.b64encode(packed).decode() if text else packed
         rows.append((_params(e, received_at, kept), len(e.facet_values)))
     with store.transaction() as cur:

@@ -1,5 +1,5 @@
-//! The decoded core of a RunEvent, and of its job, inputs, outputs and facets containers: the
-//! fields lean.py's msgspec structs take, each of its type, the rest kept as its bytes.
+//! The decoded job, inputs, outputs and facets containers of a RunEvent (its envelope: scan.rs):
+//! the fields lean.py's msgspec structs take, each of its type, the rest kept as its bytes.
 
 use std::borrow::Cow;
 
@@ -69,46 +69,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeRaw<'a> {
 
 #[derive(Deserialize)]
 pub(crate) struct Text<'a>(#[serde(borrow)] pub(crate) Cow<'a, str>);
-
-/// An optional string field: absent is None, `null` (or any other type) does not decode.
-#[derive(Default)]
-pub(crate) struct MaybeText<'a>(pub(crate) Option<Cow<'a, str>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Text::deserialize(d).map(|text| MaybeText(Some(text.0)))
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Run<'a> {
-    #[serde(rename = "runId", borrow)]
-    pub(crate) run_id: Cow<'a, str>,
-    #[serde(default, borrow)]
-    pub(crate) facets: MaybeRaw<'a>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RunEvent<'a> {
-    #[serde(rename = "eventTime", borrow)]
-    pub(crate) event_time: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(crate) producer: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(crate) run: Obj<Run<'a>>,
-    #[serde(borrow)]
-    pub(crate) job: &'a RawValue,
-    #[serde(rename = "eventType", default, borrow)]
-    pub(crate) event_type: MaybeText<'a>,
-    #[serde(rename = "schemaURL", default, borrow)]
-    pub(crate) schema_url: MaybeText<'a>,
-    #[serde(default, borrow)]
-    pub(crate) inputs: MaybeRaw<'a>,
-    #[serde(default, borrow)]
-    pub(crate) outputs: MaybeRaw<'a>,
-}
 
 /// A facets container's facets in their order, each kept as its bytes.
 pub(crate) struct Pairs<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);

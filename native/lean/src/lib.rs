@@ -17,6 +17,7 @@
 
 mod decoded;
 mod json;
+mod scan;
 mod times;
 mod verdicts;
 
@@ -26,8 +27,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use sha2::{Digest, Sha256};
 
-use decoded::{deletable, Entity, Obj, Pairs, RunEvent, MAX_NAME_BYTES};
+use decoded::{deletable, Entity, Obj, Pairs, MAX_NAME_BYTES};
 use json::{push_key, push_string, Assembly};
+use scan::RunEvent;
 use times::{
     event_id, hex, is_uuid, minute_name, utc_form, MAX_TICKS, TICKS_PER_MINUTE, TICKS_PER_SECOND,
 };
@@ -438,12 +440,12 @@ impl Lean {
         event: &RunEvent,
         raw: Option<&[u8]>,
     ) -> PyResult<Option<Assembled>> {
-        if let Some(url) = &event.schema_url.0 {
+        if let Some(url) = &event.schema_url {
             if !self.names_a_run_event(py, state, url)? {
                 return Ok(None);
             }
         }
-        if let Some(kind) = &event.event_type.0 {
+        if let Some(kind) = &event.event_type {
             if !matches!(
                 kind.as_ref(),
                 "START" | "RUNNING" | "COMPLETE" | "ABORT" | "FAIL" | "OTHER"
@@ -451,7 +453,7 @@ impl Lean {
                 return Ok(None);
             }
         }
-        if !is_uuid(&event.run.0.run_id) {
+        if !is_uuid(&event.run_id) {
             return Ok(None);
         }
         let ticks = self.ticks(py, state, &event.event_time)?;
@@ -471,9 +473,9 @@ impl Lean {
                 _ => Ok(false), // warnings, or an event kept whole: Python's
             }
         };
-        let run_facets = match event.run.0.facets.0 {
+        let run_facets = match event.run_facets {
             Some(facets) => {
-                let found = self.container(py, state, facets.get().as_bytes(), "run")?;
+                let found = self.container(py, state, facets, "run")?;
                 if !add(&found)? {
                     return Ok(None);
                 }
@@ -482,7 +484,7 @@ impl Lean {
             None => None,
         };
         let mut parts: [Option<Arc<Verdict>>; 3] = [None, None, None];
-        let given = [Some(event.job), event.inputs.0, event.outputs.0];
+        let given = [Some(event.job), event.inputs, event.outputs];
         for (i, (name, part)) in ["job", "inputs", "outputs"]
             .into_iter()
             .zip(given)
@@ -492,7 +494,7 @@ impl Lean {
                 Some(part) => part,
                 None => continue,
             };
-            let found = self.part(py, state, name, part.get().as_bytes())?;
+            let found = self.part(py, state, name, part)?;
             if !add(&found)? {
                 return Ok(None);
             }
@@ -510,13 +512,13 @@ impl Lean {
             None => (None, None),
         };
 
-        let (time, producer, run_id) = (&event.event_time, &event.producer, &event.run.0.run_id);
+        let (time, producer, run_id) = (&event.event_time, &event.producer, &event.run_id);
         let mut canonical = Vec::with_capacity(16 * 1024);
         let mut first = true;
         canonical.push(b'{');
         push_key(&mut canonical, &mut first, "eventTime");
         push_string(&mut canonical, time);
-        if let Some(kind) = &event.event_type.0 {
+        if let Some(kind) = &event.event_type {
             push_key(&mut canonical, &mut first, "eventType");
             push_string(&mut canonical, kind);
         }
@@ -542,7 +544,7 @@ impl Lean {
         push_key(&mut canonical, &mut inner, "runId");
         push_string(&mut canonical, run_id);
         canonical.push(b'}');
-        if let Some(url) = &event.schema_url.0 {
+        if let Some(url) = &event.schema_url {
             push_key(&mut canonical, &mut first, "schemaURL");
             push_string(&mut canonical, url);
         }
@@ -576,11 +578,11 @@ impl Lean {
                 core.extend_from_slice(core_of(part));
             }
         }
-        if let Some(kind) = &event.event_type.0 {
+        if let Some(kind) = &event.event_type {
             push_key(&mut core, &mut first, "eventType");
             push_string(&mut core, kind);
         }
-        if let Some(url) = &event.schema_url.0 {
+        if let Some(url) = &event.schema_url {
             push_key(&mut core, &mut first, "schemaURL");
             push_string(&mut core, url);
         }
@@ -597,7 +599,7 @@ impl Lean {
             canonical,
             core,
             ticks,
-            event_type: event.event_type.0.as_ref().map(|k| k.to_string()),
+            event_type: event.event_type.as_ref().map(|k| k.to_string()),
             run_id: run_id.to_ascii_lowercase(),
             parent_run_id,
             root_run_id,
@@ -616,8 +618,6 @@ impl Lean {
         event: Assembled,
         digest: &[u8],
     ) -> PyResult<PyObject> {
-        // SAFETY: written here of UTF-8 only: decoded strings, orjson's canonical bytes, ASCII.
-        let core = unsafe { String::from_utf8_unchecked(event.core) };
         let root = match event.root_run_id {
             Some(root) if !root.is_empty() => root,
             _ => event.run_id.clone(),
@@ -639,7 +639,7 @@ impl Lean {
             event.payload.map_or_else(|| py.None(), |p| p.into_py(py)),
             PyTuple::empty(py).into_py(py),
             PyTuple::empty(py).into_py(py),
-            core.into_py(py),
+            PyBytes::new(py, &event.core).into_py(py),
             PyTuple::new(py, event.values).into_py(py),
         ];
         self.hooks.event.call1(py, PyTuple::new(py, args))
@@ -724,12 +724,12 @@ impl Lean {
             Ok(state) => state,
             Err(_) => return Ok(None),
         };
-        let events = match py.allow_threads(|| serde_json::from_slice::<Vec<Obj<RunEvent>>>(body)) {
-            Ok(events) => events,
-            Err(_) => return Ok(None),
+        let events = match py.allow_threads(|| scan::array_of_events(body)) {
+            Some(events) => events,
+            None => return Ok(None),
         };
         let mut assembled = Vec::with_capacity(events.len());
-        for Obj(event) in &events {
+        for event in &events {
             assembled.push(
                 self.assemble(py, &mut state, event, None)
                     .or_else(skipped)?,
@@ -744,9 +744,9 @@ impl Lean {
             Ok(state) => state,
             Err(_) => return Ok(py.None()),
         };
-        let event = match serde_json::from_slice::<Obj<RunEvent>>(raw) {
-            Ok(Obj(event)) => event,
-            Err(_) => return Ok(py.None()),
+        let event = match scan::one_event(raw) {
+            Some(event) => event,
+            None => return Ok(py.None()),
         };
         let assembled = self
             .assemble(py, &mut state, &event, Some(raw))

@@ -81,7 +81,7 @@ def _copy_holders(doc: dict[str, Any]) -> dict[str, Any]:
     return core
 
 
-def split_event(doc: object, reasons: Reasons | None = None) -> tuple[str, tuple[FacetValue, ...]] | None:
+def split_event(doc: object, reasons: Reasons | None = None) -> tuple[bytes, tuple[FacetValue, ...]] | None:
     """The event's core as JSON and its facet values stored by hash (`kept_inline` ones stay in the
     core); None when it is kept whole: a facet that is not an object (the core could not tell it
     from a hash), or a value without canonical bytes (an integer beyond 64 bits, a lone
@@ -108,6 +108,6 @@ def split_event(doc: object, reasons: Reasons | None = None) -> tuple[str, tuple
                 refs[name] = digest
                 values.append((digest, canonical, why, kind in DELETABLE))
             holder[key] = refs
-        return orjson.dumps(core).decode(), tuple(values)
+        return orjson.dumps(core), tuple(values)
     except orjson.JSONEncodeError:
         return None

@@ -487,7 +487,7 @@ def _validate(doc: _RunEvent, raw: bytes | None) -> Event:
         raise _NotLean
     try:
         digest = content_hash(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS))
-        stored_core = orjson.dumps(core).decode() if judged.values is not None else None
+        stored_core = orjson.dumps(core) if judged.values is not None else None
     except TypeError:  # a string orjson cannot write (a lone surrogate): the full path decides
         raise _NotLean from None
     return Event(

@@ -39,5 +39,5 @@ class Event:
     untrusted_facets: tuple[str, ...] = ()  # paths of facets that broke their published schema
     # What the store keeps (events/facet_refs.py): the core, each facet replaced by its hash, and
     # the facet values; None when the event is kept whole (`payload`).
-    core: str | None = None
+    core: bytes | None = None  # JSON, as orjson writes it
     facet_values: tuple[FacetValue, ...] = ()

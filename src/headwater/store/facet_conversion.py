@@ -89,7 +89,7 @@ def convert_store(
             for seq, payload in rows:
                 split = split_event(loads(payload), reasons)
                 if split is not None:
-                    cores.append((pack_core(split[0].encode()), len(split[1]), int(seq)))
+                    cores.append((pack_core(split[0]), len(split[1]), int(seq)))
                     values.extend(split[1])
             rows_of_values = facet_rows(values)
             if rows_of_values:

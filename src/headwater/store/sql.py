@@ -114,7 +114,7 @@ def _text(value: Any) -> Any:
 
 
 def _insert_params(event: Event, received_at: str) -> tuple[Any, ...]:
-    core = None if event.core is None else pack_core(event.core.encode())
+    core = None if event.core is None else pack_core(event.core)
     params = (
         event.event_id,
         event.kind,

@@ -1,0 +1,320 @@
+//! A RunEvent's core read straight from its bytes: the envelope's fields parsed strictly, the
+//! job, the inputs, the outputs and the run's facets only delimited, eight bytes a step.
+//!
+//! serde_json delimits a kept value (`RawValue`) by reading every byte of its strings one at a
+//! time, and those values are most of an event's bytes: that was a quarter of this path's time
+//! (bench/README.md, "The compiled path reads the envelope itself").
+//!
+//! Strict where it decides: the envelope's syntax, its keys (known, once each, unescaped), its
+//! strings (escapes decoded, no control character, UTF-8) and the whitespace JSON allows. Lax
+//! where it may be: a kept value is delimited by its brackets and strings, and not checked; each
+//! is then either the exact bytes of a value judged before, or judged now by serde or lean.py,
+//! which refuse what is not JSON (the event is then Python's). Anything unusual — an escaped key,
+//! a surrogate escape, a `null` where a string goes — answers None: Python's to read.
+
+use std::borrow::Cow;
+
+/// The fields of a RunEvent the compiled path reads; the kept values as their bytes.
+pub(crate) struct RunEvent<'a> {
+    pub(crate) event_time: Cow<'a, str>,
+    pub(crate) producer: Cow<'a, str>,
+    pub(crate) run_id: Cow<'a, str>,
+    pub(crate) run_facets: Option<&'a [u8]>,
+    pub(crate) job: &'a [u8],
+    pub(crate) event_type: Option<Cow<'a, str>>,
+    pub(crate) schema_url: Option<Cow<'a, str>>,
+    pub(crate) inputs: Option<&'a [u8]>,
+    pub(crate) outputs: Option<&'a [u8]>,
+}
+
+/// The RunEvent of a JSON document holding one object and nothing else.
+pub(crate) fn one_event(bytes: &[u8]) -> Option<RunEvent<'_>> {
+    let mut cursor = Cursor { bytes, at: 0 };
+    cursor.space();
+    let event = cursor.run_event()?;
+    cursor.space();
+    cursor.ended().then_some(event)
+}
+
+/// The RunEvents of a JSON document holding one array of them and nothing else; None when any
+/// item is not one (as serde's `Vec<RunEvent>` would refuse the whole array).
+pub(crate) fn array_of_events(bytes: &[u8]) -> Option<Vec<RunEvent<'_>>> {
+    let mut cursor = Cursor { bytes, at: 0 };
+    cursor.space();
+    cursor.byte(b'[')?;
+    let mut events = Vec::new();
+    cursor.space();
+    if !cursor.take(b']') {
+        loop {
+            cursor.space();
+            events.push(cursor.run_event()?);
+            cursor.space();
+            if cursor.take(b']') {
+                break;
+            }
+            cursor.byte(b',')?;
+        }
+    }
+    cursor.space();
+    cursor.ended().then_some(events)
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Marks (high bit) the bytes of `word` equal to `byte`; the lowest mark is always a true one.
+fn equal_bytes(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * byte as u64);
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// Marks the bytes of `word` below 0x20 (control characters); the lowest mark is a true one.
+fn control_bytes(word: u64) -> u64 {
+    word.wrapping_sub(ONES * 0x20) & !word & HIGHS
+}
+
+impl<'a> Cursor<'a> {
+    fn ended(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    /// JSON's whitespace: space, tab, line feed, carriage return.
+    fn space(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn take(&mut self, byte: u8) -> bool {
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn byte(&mut self, byte: u8) -> Option<()> {
+        self.take(byte).then_some(())
+    }
+
+    /// Eight bytes at a time to the first byte of the string (from `self.at`) that `stop` marks.
+    fn skip_unmarked(&mut self, stop: impl Fn(u64) -> u64) {
+        while let Some(chunk) = self.bytes.get(self.at..self.at + 8) {
+            let marks = stop(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+            if marks != 0 {
+                self.at += (marks.trailing_zeros() / 8) as usize;
+                return;
+            }
+            self.at += 8;
+        }
+    }
+
+    /// A string, strictly: its opening quote next. Escapes decoded (not a surrogate's: None).
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.byte(b'"')?;
+        let start = self.at;
+        let mut owned: Option<Vec<u8>> = None;
+        let mut run = start; // the bytes since the last escape
+        loop {
+            self.skip_unmarked(|w| equal_bytes(w, b'"') | equal_bytes(w, b'\\') | control_bytes(w));
+            match self.peek()? {
+                b'"' => {
+                    let tail = &self.bytes[run..self.at];
+                    self.at += 1;
+                    return match owned {
+                        None => std::str::from_utf8(tail).ok().map(Cow::Borrowed),
+                        Some(mut text) => {
+                            text.extend_from_slice(tail);
+                            String::from_utf8(text).ok().map(Cow::Owned)
+                        }
+                    };
+                }
+                b'\\' => {
+                    let text = owned.get_or_insert_with(Vec::new);
+                    text.extend_from_slice(&self.bytes[run..self.at]);
+                    self.at += 1;
+                    let decoded = match self.peek()? {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => {
+                            let hex = self.bytes.get(self.at + 1..self.at + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            let code =
+                                u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                            let found = char::from_u32(code)?; // a surrogate: None
+                            let mut buffer = [0u8; 4];
+                            text.extend_from_slice(found.encode_utf8(&mut buffer).as_bytes());
+                            self.at += 5;
+                            run = self.at;
+                            continue;
+                        }
+                        _ => return None,
+                    };
+                    text.push(decoded);
+                    self.at += 1;
+                    run = self.at;
+                }
+                b if b < 0x20 => return None,
+                _ => self.at += 1, // one of the last few bytes, which the eight-byte steps leave
+            }
+        }
+    }
+
+    /// A key: a string without escapes, then its colon.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        self.byte(b'"')?;
+        let start = self.at;
+        self.skip_unmarked(|w| equal_bytes(w, b'"') | equal_bytes(w, b'\\'));
+        while self.peek()? != b'"' {
+            if self.peek()? == b'\\' {
+                return None;
+            }
+            self.at += 1;
+        }
+        let key = &self.bytes[start..self.at];
+        self.at += 1;
+        self.space();
+        self.byte(b':')?;
+        self.space();
+        Some(key)
+    }
+
+    /// A value kept as its bytes: delimited by its brackets and strings, not checked.
+    fn kept(&mut self) -> Option<&'a [u8]> {
+        let start = self.at;
+        match self.peek()? {
+            b'"' => self.skip_string()?,
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => self.skip_string()?,
+                        b'{' | b'[' => {
+                            depth += 1;
+                            self.at += 1;
+                        }
+                        b'}' | b']' => {
+                            depth -= 1;
+                            self.at += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => self.at += 1,
+                    }
+                }
+            }
+            _ => {
+                while !matches!(
+                    self.peek(),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    self.at += 1;
+                }
+            }
+        }
+        (self.at > start).then(|| &self.bytes[start..self.at])
+    }
+
+    /// Past a string (its opening quote next), not checked.
+    fn skip_string(&mut self) -> Option<()> {
+        self.at += 1;
+        loop {
+            self.skip_unmarked(|w| equal_bytes(w, b'"') | equal_bytes(w, b'\\'));
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// An object's members, each handed its key with the cursor at its value, until `}`.
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.byte(b'{')?;
+        self.space();
+        if self.take(b'}') {
+            return Some(());
+        }
+        loop {
+            let key = self.key()?;
+            member(self, key)?;
+            self.space();
+            if self.take(b'}') {
+                return Some(());
+            }
+            self.byte(b',')?;
+            self.space();
+        }
+    }
+
+    fn run_event(&mut self) -> Option<RunEvent<'a>> {
+        let (mut time, mut producer, mut run, mut job) = (None, None, None, None);
+        let (mut kind, mut url, mut inputs, mut outputs) = (None, None, None, None);
+        self.members(|cursor, key| {
+            let (filled, value) = match key {
+                b"eventTime" => (time.is_some(), cursor.string().map(|s| time = Some(s))),
+                b"producer" => (
+                    producer.is_some(),
+                    cursor.string().map(|s| producer = Some(s)),
+                ),
+                b"run" => (run.is_some(), cursor.run().map(|r| run = Some(r))),
+                b"job" => (job.is_some(), cursor.kept().map(|v| job = Some(v))),
+                b"eventType" => (kind.is_some(), cursor.string().map(|s| kind = Some(s))),
+                b"schemaURL" => (url.is_some(), cursor.string().map(|s| url = Some(s))),
+                b"inputs" => (inputs.is_some(), cursor.kept().map(|v| inputs = Some(v))),
+                b"outputs" => (outputs.is_some(), cursor.kept().map(|v| outputs = Some(v))),
+                _ => return None, // a field lean.py's core does not know: Python's
+            };
+            // a field given twice: serde's derived struct refuses it, lean.py keeps the last
+            if filled {
+                return None;
+            }
+            value
+        })?;
+        let (run_id, run_facets) = run?;
+        Some(RunEvent {
+            event_time: time?,
+            producer: producer?,
+            run_id,
+            run_facets,
+            job: job?,
+            event_type: kind,
+            schema_url: url,
+            inputs,
+            outputs,
+        })
+    }
+
+    /// The run: its runId, and its facets kept as their bytes.
+    fn run(&mut self) -> Option<(Cow<'a, str>, Option<&'a [u8]>)> {
+        let (mut id, mut facets) = (None, None);
+        self.members(|cursor, key| match key {
+            b"runId" if id.is_none() => cursor.string().map(|s| id = Some(s)),
+            b"facets" if facets.is_none() => cursor.kept().map(|v| facets = Some(v)),
+            _ => None,
+        })?;
+        Some((id?, facets))
+    }
+}
