@@ -76,7 +76,7 @@ headwater_java() {
 # built offline against the crates Debian packages, installed through apt with a Rust compiler
 # when missing, into src/headwater/events/ (rebuilt when its sources are newer). Without it
 # Headwater validates the same events in Python.
-_NATIVE_PACKAGES="cargo rustc librust-pyo3-dev librust-serde-dev librust-serde-derive-dev librust-serde-json-dev librust-sha2-dev"
+_NATIVE_PACKAGES="cargo rustc librust-pyo3-dev librust-sha2-dev"
 headwater_native() {
   local built=src/headwater/events/_lean_native.so
   if [ -f "$built" ] && [ -z "$(find native/lean/src native/lean/Cargo.toml -newer "$built")" ]; then

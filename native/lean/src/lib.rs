@@ -2,8 +2,8 @@
 //! of a batch, or of one body, accepted without a Python bytecode per field.
 //!
 //! It does what `lean._validate` does and no more, and gives back the same `Event`: the array is
-//! decoded in one pass (the core's fields typed; the job, the inputs, the outputs and each facets
-//! container kept as their bytes); each distinct part and container is judged here once and its
+//! read in one pass (scan.rs: the core's fields typed; the job, the inputs, the outputs and each
+//! facets container kept as their bytes); each distinct part and container is judged here once and its
 //! verdict kept by its exact bytes, lean.py's functions (the hooks) judging each facet value it
 //! has not seen and whatever this code leaves; the canonical JSON (sorted keys, orjson's escapes)
 //! is hashed into the content hash and the eventId, and the core is written beside it. An array
@@ -27,9 +27,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use sha2::{Digest, Sha256};
 
-use decoded::{deletable, Entity, Obj, Pairs, MAX_NAME_BYTES};
+use decoded::{deletable, RunEvent, MAX_NAME_BYTES};
 use json::{push_key, push_string, Assembly};
-use scan::RunEvent;
 use times::{
     event_id, hex, is_uuid, minute_name, utc_form, MAX_TICKS, TICKS_PER_MINUTE, TICKS_PER_SECOND,
 };
@@ -164,9 +163,9 @@ impl Lean {
         raw: &[u8],
         kind: &'static str,
     ) -> PyResult<Option<Verdict>> {
-        let pairs = match serde_json::from_slice::<Pairs>(raw) {
-            Ok(pairs) => pairs.0,
-            Err(_) => return Ok(None),
+        let pairs = match scan::pairs(raw) {
+            Some(pairs) => pairs,
+            None => return Ok(None),
         };
         let mut names: Vec<&str> = pairs.iter().map(|(name, _)| name.as_ref()).collect();
         names.sort_unstable();
@@ -176,7 +175,7 @@ impl Lean {
         }
         let mut judged = Vec::with_capacity(pairs.len());
         for (_, value) in &pairs {
-            judged.push(self.value(py, state, value.get().as_bytes(), kind)?);
+            judged.push(self.value(py, state, value, kind)?);
         }
         let mut order: Vec<usize> = (0..pairs.len()).collect();
         order.sort_unstable_by(|a, b| pairs[*a].0.cmp(&pairs[*b].0));
@@ -207,7 +206,7 @@ impl Lean {
         let parent = pairs
             .iter()
             .find(|(name, _)| name == "parent")
-            .map(|(_, v)| v.get().as_bytes().to_vec());
+            .map(|(_, v)| v.to_vec());
         Ok(Some(Verdict {
             canonical,
             core: if whole { Some(core) } else { None },
@@ -273,18 +272,18 @@ impl Lean {
     }
 
     fn judge_job(&self, py: Python, state: &mut State, raw: &[u8]) -> PyResult<Option<Verdict>> {
-        let job = match serde_json::from_slice::<Obj<Entity>>(raw) {
-            Ok(Obj(job))
+        let job = match scan::entity(raw) {
+            Some(job)
                 if job.within_limits()
-                    && job.input_facets.0.is_none()
-                    && job.output_facets.0.is_none() =>
+                    && job.input_facets.is_none()
+                    && job.output_facets.is_none() =>
             {
                 job
             }
             _ => return Ok(None),
         };
-        let facets = match job.facets.0 {
-            Some(facets) => Some(self.container(py, state, facets.get().as_bytes(), "job")?),
+        let facets = match job.facets {
+            Some(facets) => Some(self.container(py, state, facets, "job")?),
             None => None,
         };
         let mut part = Assembly::new(false);
@@ -299,9 +298,9 @@ impl Lean {
         name: &str,
         raw: &[u8],
     ) -> PyResult<Option<Verdict>> {
-        let items = match serde_json::from_slice::<Vec<Obj<Entity>>>(raw) {
-            Ok(items) => items,
-            Err(_) => return Ok(None),
+        let items = match scan::entities(raw) {
+            Some(items) => items,
+            None => return Ok(None),
         };
         let inputs = name == "inputs";
         let (extra_key, kind) = if inputs {
@@ -311,20 +310,18 @@ impl Lean {
         };
         if items
             .iter()
-            .any(|Obj(item)| !item.within_limits() || item.extras(inputs).1.is_some())
+            .any(|item| !item.within_limits() || item.extras(inputs).1.is_some())
         {
             return Ok(None);
         }
         let mut part = Assembly::new(true);
-        for Obj(item) in &items {
-            let facets = match item.facets.0 {
-                Some(facets) => {
-                    Some(self.container(py, state, facets.get().as_bytes(), "dataset")?)
-                }
+        for item in &items {
+            let facets = match item.facets {
+                Some(facets) => Some(self.container(py, state, facets, "dataset")?),
                 None => None,
             };
             let extra = match item.extras(inputs).0 {
-                Some(extra) => Some(self.container(py, state, extra.get().as_bytes(), kind)?),
+                Some(extra) => Some(self.container(py, state, extra, kind)?),
                 None => None,
             };
             part.dataset(

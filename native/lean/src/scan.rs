@@ -1,62 +1,50 @@
-//! A RunEvent's core read straight from its bytes: the envelope's fields parsed strictly, the
-//! job, the inputs, the outputs and the run's facets only delimited, eight bytes a step.
+//! The JSON the compiled path reads, read straight from its bytes: a RunEvent's envelope, a job,
+//! the inputs or outputs, a facets container. Each is parsed strictly where it decides; the
+//! values it keeps (a job, a facets container, a facet value) are only delimited, eight bytes a
+//! step.
 //!
-//! serde_json delimits a kept value (`RawValue`) by reading every byte of its strings one at a
-//! time, and those values are most of an event's bytes: that was a quarter of this path's time
-//! (bench/README.md, "The compiled path reads the envelope itself").
+//! serde_json, which read them before, delimits a kept value (`RawValue`) by reading every byte
+//! of its strings one at a time, and those values are most of an event's bytes: that was a
+//! quarter of this path's time (bench/README.md, "The compiled path reads its JSON itself").
 //!
-//! Strict where it decides: the envelope's syntax, its keys (known, once each, unescaped), its
-//! strings (escapes decoded, no control character, UTF-8) and the whitespace JSON allows. Lax
-//! where it may be: a kept value is delimited by its brackets and strings, and not checked; each
-//! is then either the exact bytes of a value judged before, or judged now by serde or lean.py,
-//! which refuse what is not JSON (the event is then Python's). Anything unusual — an escaped key,
-//! a surrogate escape, a `null` where a string goes — answers None: Python's to read.
+//! Strict: the syntax of what it parses, its keys (known, once each; a field's key unescaped),
+//! its strings (escapes decoded, no control character, UTF-8) and the whitespace JSON allows.
+//! Lax: a kept value is delimited by its brackets and strings, and not checked. Every kept value
+//! is either the exact bytes of one judged before, or judged now: a container or a part read
+//! here, a facet value by lean.py, which refuses what is not JSON (the event is then Python's).
+//! So every byte of an event the compiled path accepts was read strictly once. Anything unusual
+//! (an escaped field name, a surrogate escape, a `null` where a string goes) answers None:
+//! Python's to read.
 
 use std::borrow::Cow;
 
-/// The fields of a RunEvent the compiled path reads; the kept values as their bytes.
-pub(crate) struct RunEvent<'a> {
-    pub(crate) event_time: Cow<'a, str>,
-    pub(crate) producer: Cow<'a, str>,
-    pub(crate) run_id: Cow<'a, str>,
-    pub(crate) run_facets: Option<&'a [u8]>,
-    pub(crate) job: &'a [u8],
-    pub(crate) event_type: Option<Cow<'a, str>>,
-    pub(crate) schema_url: Option<Cow<'a, str>>,
-    pub(crate) inputs: Option<&'a [u8]>,
-    pub(crate) outputs: Option<&'a [u8]>,
-}
+use crate::decoded::{Entity, RunEvent};
 
 /// The RunEvent of a JSON document holding one object and nothing else.
 pub(crate) fn one_event(bytes: &[u8]) -> Option<RunEvent<'_>> {
-    let mut cursor = Cursor { bytes, at: 0 };
-    cursor.space();
-    let event = cursor.run_event()?;
-    cursor.space();
-    cursor.ended().then_some(event)
+    whole(bytes, Cursor::run_event)
 }
 
 /// The RunEvents of a JSON document holding one array of them and nothing else; None when any
-/// item is not one (as serde's `Vec<RunEvent>` would refuse the whole array).
+/// item is not one (the whole array is then Python's).
 pub(crate) fn array_of_events(bytes: &[u8]) -> Option<Vec<RunEvent<'_>>> {
-    let mut cursor = Cursor { bytes, at: 0 };
-    cursor.space();
-    cursor.byte(b'[')?;
-    let mut events = Vec::new();
-    cursor.space();
-    if !cursor.take(b']') {
+    whole(bytes, |cursor| {
+        cursor.byte(b'[')?;
+        let mut events = Vec::new();
+        cursor.space();
+        if cursor.take(b']') {
+            return Some(events);
+        }
         loop {
             cursor.space();
             events.push(cursor.run_event()?);
             cursor.space();
             if cursor.take(b']') {
-                break;
+                return Some(events);
             }
             cursor.byte(b',')?;
         }
-    }
-    cursor.space();
-    cursor.ended().then_some(events)
+    })
 }
 
 struct Cursor<'a> {
@@ -178,7 +166,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A key: a string without escapes, then its colon.
+    /// A key: a string without escapes (an escaped one is Python's to read), then its colon.
     fn key(&mut self) -> Option<&'a [u8]> {
         self.byte(b'"')?;
         let start = self.at;
@@ -191,10 +179,15 @@ impl<'a> Cursor<'a> {
         }
         let key = &self.bytes[start..self.at];
         self.at += 1;
+        self.colon()?;
+        Some(key)
+    }
+
+    fn colon(&mut self) -> Option<()> {
         self.space();
         self.byte(b':')?;
         self.space();
-        Some(key)
+        Some(())
     }
 
     /// A value kept as its bytes: delimited by its brackets and strings, not checked.
@@ -250,15 +243,20 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// An object's members, each handed its key with the cursor at its value, until `}`.
-    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+    /// An object's members, each handed its key (`read` reads it, and its colon) with the cursor
+    /// at its value, until `}`.
+    fn members<K>(
+        &mut self,
+        read: fn(&mut Self) -> Option<K>,
+        mut member: impl FnMut(&mut Self, K) -> Option<()>,
+    ) -> Option<()> {
         self.byte(b'{')?;
         self.space();
         if self.take(b'}') {
             return Some(());
         }
         loop {
-            let key = self.key()?;
+            let key = read(self)?;
             member(self, key)?;
             self.space();
             if self.take(b'}') {
@@ -269,10 +267,17 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A facet's name: a string, escapes decoded, then its colon.
+    fn name(&mut self) -> Option<Cow<'a, str>> {
+        let name = self.string()?;
+        self.colon()?;
+        Some(name)
+    }
+
     fn run_event(&mut self) -> Option<RunEvent<'a>> {
         let (mut time, mut producer, mut run, mut job) = (None, None, None, None);
         let (mut kind, mut url, mut inputs, mut outputs) = (None, None, None, None);
-        self.members(|cursor, key| {
+        self.members(Self::key, |cursor, key| {
             let (filled, value) = match key {
                 b"eventTime" => (time.is_some(), cursor.string().map(|s| time = Some(s))),
                 b"producer" => (
@@ -287,7 +292,7 @@ impl<'a> Cursor<'a> {
                 b"outputs" => (outputs.is_some(), cursor.kept().map(|v| outputs = Some(v))),
                 _ => return None, // a field lean.py's core does not know: Python's
             };
-            // a field given twice: serde's derived struct refuses it, lean.py keeps the last
+            // a field given twice: Python's to read (lean.py's decoder keeps the last)
             if filled {
                 return None;
             }
@@ -310,11 +315,94 @@ impl<'a> Cursor<'a> {
     /// The run: its runId, and its facets kept as their bytes.
     fn run(&mut self) -> Option<(Cow<'a, str>, Option<&'a [u8]>)> {
         let (mut id, mut facets) = (None, None);
-        self.members(|cursor, key| match key {
+        self.members(Self::key, |cursor, key| match key {
             b"runId" if id.is_none() => cursor.string().map(|s| id = Some(s)),
             b"facets" if facets.is_none() => cursor.kept().map(|v| facets = Some(v)),
             _ => None,
         })?;
         Some((id?, facets))
     }
+
+    /// A job, an input or an output: its namespace, its name, and its facets containers kept.
+    fn entity(&mut self) -> Option<Entity<'a>> {
+        let (mut namespace, mut name) = (None, None);
+        let (mut facets, mut input_facets, mut output_facets) = (None, None, None);
+        self.members(Self::key, |cursor, key| {
+            let (filled, value) = match key {
+                b"namespace" => (
+                    namespace.is_some(),
+                    cursor.string().map(|s| namespace = Some(s)),
+                ),
+                b"name" => (name.is_some(), cursor.string().map(|s| name = Some(s))),
+                b"facets" => (facets.is_some(), cursor.kept().map(|v| facets = Some(v))),
+                b"inputFacets" => (
+                    input_facets.is_some(),
+                    cursor.kept().map(|v| input_facets = Some(v)),
+                ),
+                b"outputFacets" => (
+                    output_facets.is_some(),
+                    cursor.kept().map(|v| output_facets = Some(v)),
+                ),
+                _ => return None,
+            };
+            if filled {
+                return None;
+            }
+            value
+        })?;
+        Some(Entity {
+            namespace: namespace?,
+            name: name?,
+            facets,
+            input_facets,
+            output_facets,
+        })
+    }
+}
+
+/// Reads `bytes` as one JSON value that `read` takes, with nothing but whitespace around it.
+fn whole<'a, T>(bytes: &'a [u8], read: impl FnOnce(&mut Cursor<'a>) -> Option<T>) -> Option<T> {
+    let mut cursor = Cursor { bytes, at: 0 };
+    cursor.space();
+    let found = read(&mut cursor)?;
+    cursor.space();
+    cursor.ended().then_some(found)
+}
+
+/// A job's object.
+pub(crate) fn entity(bytes: &[u8]) -> Option<Entity<'_>> {
+    whole(bytes, Cursor::entity)
+}
+
+/// An array of inputs' or outputs' objects.
+pub(crate) fn entities(bytes: &[u8]) -> Option<Vec<Entity<'_>>> {
+    whole(bytes, |cursor| {
+        cursor.byte(b'[')?;
+        let mut found = Vec::new();
+        cursor.space();
+        if cursor.take(b']') {
+            return Some(found);
+        }
+        loop {
+            cursor.space();
+            found.push(cursor.entity()?);
+            cursor.space();
+            if cursor.take(b']') {
+                return Some(found);
+            }
+            cursor.byte(b',')?;
+        }
+    })
+}
+
+/// A facets container's facets in their order (a name given twice too), each kept as its bytes.
+pub(crate) fn pairs(bytes: &[u8]) -> Option<Vec<(Cow<'_, str>, &[u8])>> {
+    whole(bytes, |cursor| {
+        let mut pairs = Vec::new();
+        cursor.members(Cursor::name, |cursor, name| {
+            pairs.push((name, cursor.kept()?));
+            Some(())
+        })?;
+        Some(pairs)
+    })
 }
