@@ -1,5 +1,5 @@
-"""`headwater up` never leaves its server behind: killed outright (SIGKILL, no handler runs), its
-`headwater serve` child still stops and frees the port."""
+"""`headwater up` never leaves its server behind, nor `headwater serve` its workers: killed outright
+(SIGKILL, no handler runs), their children still stop and free the port."""
 
 from __future__ import annotations
 
@@ -51,33 +51,56 @@ def _wait(condition: object, timeout: float) -> bool:
     return False
 
 
-def test_the_server_stops_when_up_is_killed_outright(tmp_path: Path) -> None:
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for child in _children(pid):
+        found += [child, *_descendants(child)]
+    return found
+
+
+def _killed_outright_then_children_stop(
+    tmp_path: Path, command: list[str], child_is: bytes, count: int
+) -> None:
+    """Start `headwater COMMAND`, wait until it serves, SIGKILL it: its `count` children whose
+    command line holds `child_is` must stop, and the port with them."""
     port = free_port()
     env = {**os.environ, "HEADWATER_LOG_LEVEL": "warning"}
     env.pop("HEADWATER_CONFIG", None)
     database = f"sqlite:///{tmp_path}/up.db"
-    command = ["up", "--database-url", database, "--port", str(port), "--master", "local[1]", "--no-dogfood"]
-    up = subprocess.Popen(
-        [sys.executable, "-m", "headwater", *command],
+    started = subprocess.Popen(
+        [sys.executable, "-m", "headwater", *command, "--database-url", database, "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=tmp_path,
     )
     url = f"http://127.0.0.1:{port}/api/v1/namespaces"
-    servers: list[int] = []
+    left: list[int] = []
     try:
-        assert _wait(lambda: _answers(url) or up.poll() is not None, 120), "the server never answered"
-        assert up.poll() is None, up.stderr.read().decode()[-3000:] if up.stderr else ""
-        servers = [pid for pid in _children(up.pid) if b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-        assert len(servers) == 1, servers
-        up.send_signal(signal.SIGKILL)
-        up.wait(timeout=10)
-        assert _wait(lambda: not _running(servers[0]), 30), "the server outlived `headwater up`"
+        assert _wait(lambda: _answers(url) or started.poll() is not None, 120), "it never answered"
+        assert started.poll() is None, started.stderr.read().decode()[-3000:] if started.stderr else ""
+        left = _descendants(started.pid)
+        children = [
+            pid for pid in _children(started.pid) if child_is in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        assert len(children) == count, children
+        started.send_signal(signal.SIGKILL)
+        started.wait(timeout=10)
+        for child in children:
+            assert _wait(lambda: not _running(child), 30), f"{child_is.decode()} outlived its parent"  # noqa: B023
         assert _wait(lambda: not _answers(url), 10), "the port still answers"
     finally:
-        if up.poll() is None:
-            up.kill()
-        for pid in servers:
+        if started.poll() is None:
+            started.kill()
+        for pid in left:
             if _running(pid):
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGTERM)
+
+
+def test_the_server_stops_when_up_is_killed_outright(tmp_path: Path) -> None:
+    command = ["up", "--master", "local[1]", "--no-dogfood"]
+    _killed_outright_then_children_stop(tmp_path, command, b"serve", 1)
+
+
+def test_the_workers_stop_when_serve_is_killed_outright(tmp_path: Path) -> None:
+    _killed_outright_then_children_stop(tmp_path, ["serve", "--workers", "2"], b"multiprocessing-fork", 2)

@@ -14,13 +14,14 @@ SOURCE = Path(headwater.__file__).parent
 # package → the Headwater packages it may import (besides itself)
 ALLOWED = {
     "errors": set(),
+    "lifetimes": set(),
     "config": {"errors"},
     "events": {"errors"},
     "store": {"config", "errors", "events"},
     "ingest": {"config", "errors", "events", "store"},
     "query": {"config", "errors", "events", "store"},
     "pipeline": {"config", "demo", "errors", "events", "store"},
-    "api": {"config", "errors", "events", "ingest", "query", "store", "ui"},
+    "api": {"config", "errors", "events", "ingest", "lifetimes", "query", "store", "ui"},
 }
 BACKEND_MODULES = ("headwater.store.sqlite", "headwater.store.postgres", "sqlite3", "psycopg")
 

@@ -26,7 +26,6 @@ from headwater.cli_options import (
 )
 from headwater.cli_pipeline import (
     daily_retention,
-    ended_with_parent,
     interval_option,
     open_pipeline,
     pipeline,
@@ -45,6 +44,7 @@ from headwater.config import (
     to_environment,
 )
 from headwater.errors import HeadwaterError
+from headwater.lifetimes import ended_with_parent
 
 log = logging.getLogger("headwater")
 
@@ -639,7 +639,7 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
     env = {**os.environ, **to_environment(settings)}
     env.pop("HEADWATER_CONFIG", None)
     server = subprocess.Popen(
-        [sys.executable, "-m", "headwater", "serve"], env=env, preexec_fn=ended_with_parent(os.getpid())
+        [sys.executable, "-m", "headwater", "serve"], env=env, preexec_fn=ended_with_parent()
     )
     run_in_background()  # the pipeline yields the CPU to the server it started
     store, spark, runner = open_pipeline(settings, quiet=True)

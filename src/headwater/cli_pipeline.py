@@ -1,16 +1,12 @@
-"""`headwater pipeline run|rebuild`: the Spark pipeline from the command line, and the options,
-opening of a pipeline and stopping that `headwater up` shares."""
+"""`headwater pipeline run|rebuild`: the Spark pipeline from the command line, and the options and
+opening of a pipeline that `headwater up` shares."""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
-import os
 import signal
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -302,22 +298,3 @@ def stopping_on_signals(spark: Any, stop: threading.Event) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-_PR_SET_PDEATHSIG = 1  # prctl(2)
-
-
-def ended_with_parent(parent: int) -> Callable[[], None] | None:
-    """For `subprocess.Popen(preexec_fn=...)`: the child gets SIGTERM when `parent` (the process
-    starting it) ends in any way, even killed outright, so that `headwater up` never leaves its
-    server running alone, holding the port. Linux only (prctl); elsewhere None: no such guard."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-
-    def guard() -> None:  # in the child, between fork and exec
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # the parent went before the guard was set
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return guard

@@ -16,6 +16,7 @@ import asyncio
 import functools
 import logging
 import multiprocessing
+import os
 import signal
 import socket
 import time
@@ -27,6 +28,7 @@ from typing import Any
 
 from headwater.api.balance import Balance, CountedProtocol
 from headwater.ingest import metrics_shared
+from headwater.lifetimes import end_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +54,15 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _worker(options: dict[str, Any], metrics_folder: Path, balance: Balance, number: int) -> None:
+def _worker(
+    options: dict[str, Any], metrics_folder: Path, balance: Balance, number: int, parent: int
+) -> None:
     """Worker `number`: uvicorn on a socket of its own (runs in a spawned process), its metrics
-    shared with the other workers', its open connections kept even with theirs (`balance`)."""
+    shared with the other workers', its open connections kept even with theirs (`balance`). It
+    stops when its supervisor `parent` ends, even killed outright."""
     import uvicorn
+
+    end_with_parent(parent)
 
     config = uvicorn.Config(**{**options, "http": "headwater.api.balance:protocol"})
     try:
@@ -114,7 +121,9 @@ def _supervise(workers: int, options: dict[str, Any], metrics_folder: Path) -> i
 
     def start(number: int) -> None:
         process = context.Process(
-            target=_worker, args=(options, metrics_folder, balance, number), name=f"headwater-worker-{number}"
+            target=_worker,
+            args=(options, metrics_folder, balance, number, os.getpid()),
+            name=f"headwater-worker-{number}",
         )
         process.start()
         running[number] = (process, time.monotonic())
