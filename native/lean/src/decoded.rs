@@ -3,6 +3,9 @@
 //! kept as their bytes.
 
 use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::verdicts::Verdict;
 
 /// The envelope of a RunEvent; the kept values as their bytes.
 pub(crate) struct RunEvent<'a> {
@@ -15,6 +18,8 @@ pub(crate) struct RunEvent<'a> {
     pub(crate) schema_url: Option<Cow<'a, str>>,
     pub(crate) inputs: Option<&'a [u8]>,
     pub(crate) outputs: Option<&'a [u8]>,
+    // the verdicts of the job, the inputs and the outputs when they were found while reading
+    pub(crate) known: [Option<Arc<Verdict>>; 3],
 }
 
 /// A job, an input or an output: its namespace and name, and its facets containers as their

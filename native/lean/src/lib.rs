@@ -491,7 +491,10 @@ impl Lean {
                 Some(part) => part,
                 None => continue,
             };
-            let found = self.part(py, state, name, part)?;
+            let found = match &event.known[i] {
+                Some(known) => Arc::clone(known),
+                None => self.part(py, state, name, part)?,
+            };
             if !add(&found)? {
                 return Ok(None);
             }
@@ -721,7 +724,8 @@ impl Lean {
             Ok(state) => state,
             Err(_) => return Ok(None),
         };
-        let events = match py.allow_threads(|| scan::array_of_events(body)) {
+        let known: &State = &state;
+        let events = match py.allow_threads(|| scan::array_of_events(body, known)) {
             Some(events) => events,
             None => return Ok(None),
         };
@@ -741,7 +745,7 @@ impl Lean {
             Ok(state) => state,
             Err(_) => return Ok(py.None()),
         };
-        let event = match scan::one_event(raw) {
+        let event = match scan::one_event(raw, &state) {
             Some(event) => event,
             None => return Ok(py.None()),
         };

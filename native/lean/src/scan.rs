@@ -18,17 +18,21 @@
 
 use std::borrow::Cow;
 
-use crate::decoded::{Entity, RunEvent};
+use std::sync::Arc;
 
-/// The RunEvent of a JSON document holding one object and nothing else.
-pub(crate) fn one_event(bytes: &[u8]) -> Option<RunEvent<'_>> {
-    whole(bytes, Cursor::run_event)
+use crate::decoded::{Entity, RunEvent};
+use crate::verdicts::{State, Verdict};
+
+/// The RunEvent of a JSON document holding one object and nothing else. Its job, inputs and
+/// outputs come with their verdicts when `known` holds them (then their bytes are not read).
+pub(crate) fn one_event<'a>(bytes: &'a [u8], known: &State) -> Option<RunEvent<'a>> {
+    whole(bytes, Some(known), Cursor::run_event)
 }
 
 /// The RunEvents of a JSON document holding one array of them and nothing else; None when any
 /// item is not one (the whole array is then Python's).
-pub(crate) fn array_of_events(bytes: &[u8]) -> Option<Vec<RunEvent<'_>>> {
-    whole(bytes, |cursor| {
+pub(crate) fn array_of_events<'a>(bytes: &'a [u8], known: &State) -> Option<Vec<RunEvent<'a>>> {
+    whole(bytes, Some(known), |cursor| {
         cursor.byte(b'[')?;
         let mut events = Vec::new();
         cursor.space();
@@ -47,9 +51,10 @@ pub(crate) fn array_of_events(bytes: &[u8]) -> Option<Vec<RunEvent<'_>>> {
     })
 }
 
-struct Cursor<'a> {
+struct Cursor<'a, 'k> {
     bytes: &'a [u8],
     at: usize,
+    known: Option<&'k State>, // verdicts kept, to skip the bytes of a part judged before
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -66,7 +71,7 @@ fn control_bytes(word: u64) -> u64 {
     word.wrapping_sub(ONES * 0x20) & !word & HIGHS
 }
 
-impl<'a> Cursor<'a> {
+impl<'a, 'k> Cursor<'a, 'k> {
     fn ended(&self) -> bool {
         self.at == self.bytes.len()
     }
@@ -285,11 +290,11 @@ impl<'a> Cursor<'a> {
                     cursor.string().map(|s| producer = Some(s)),
                 ),
                 b"run" => (run.is_some(), cursor.run().map(|r| run = Some(r))),
-                b"job" => (job.is_some(), cursor.kept().map(|v| job = Some(v))),
+                b"job" => (job.is_some(), cursor.part(0).map(|v| job = Some(v))),
                 b"eventType" => (kind.is_some(), cursor.string().map(|s| kind = Some(s))),
                 b"schemaURL" => (url.is_some(), cursor.string().map(|s| url = Some(s))),
-                b"inputs" => (inputs.is_some(), cursor.kept().map(|v| inputs = Some(v))),
-                b"outputs" => (outputs.is_some(), cursor.kept().map(|v| outputs = Some(v))),
+                b"inputs" => (inputs.is_some(), cursor.part(1).map(|v| inputs = Some(v))),
+                b"outputs" => (outputs.is_some(), cursor.part(2).map(|v| outputs = Some(v))),
                 _ => return None, // a field lean.py's core does not know: Python's
             };
             // a field given twice: Python's to read (lean.py's decoder keeps the last)
@@ -299,17 +304,33 @@ impl<'a> Cursor<'a> {
             value
         })?;
         let (run_id, run_facets) = run?;
+        let (job, job_known) = job?;
+        let (inputs, inputs_known) = inputs.map_or((None, None), |(v, k)| (Some(v), k));
+        let (outputs, outputs_known) = outputs.map_or((None, None), |(v, k)| (Some(v), k));
         Some(RunEvent {
             event_time: time?,
             producer: producer?,
             run_id,
             run_facets,
-            job: job?,
+            job,
             event_type: kind,
             schema_url: url,
             inputs,
             outputs,
+            known: [job_known, inputs_known, outputs_known],
         })
+    }
+
+    /// The job (0), the inputs (1) or the outputs (2): the bytes of one judged before, with its
+    /// verdict, when the rest starts with them (a JSON object or array judged valid ends where
+    /// it ends: nothing else can start with it), else the value delimited.
+    fn part(&mut self, which: usize) -> Option<(&'a [u8], Option<Arc<Verdict>>)> {
+        let rest = &self.bytes[self.at..];
+        if let Some((length, verdict)) = self.known.and_then(|state| state.known(which, rest)) {
+            self.at += length;
+            return Some((&rest[..length], Some(verdict)));
+        }
+        self.kept().map(|value| (value, None))
     }
 
     /// The run: its runId, and its facets kept as their bytes.
@@ -361,8 +382,16 @@ impl<'a> Cursor<'a> {
 }
 
 /// Reads `bytes` as one JSON value that `read` takes, with nothing but whitespace around it.
-fn whole<'a, T>(bytes: &'a [u8], read: impl FnOnce(&mut Cursor<'a>) -> Option<T>) -> Option<T> {
-    let mut cursor = Cursor { bytes, at: 0 };
+fn whole<'a, 'k, T>(
+    bytes: &'a [u8],
+    known: Option<&'k State>,
+    read: impl FnOnce(&mut Cursor<'a, 'k>) -> Option<T>,
+) -> Option<T> {
+    let mut cursor = Cursor {
+        bytes,
+        at: 0,
+        known,
+    };
     cursor.space();
     let found = read(&mut cursor)?;
     cursor.space();
@@ -371,12 +400,12 @@ fn whole<'a, T>(bytes: &'a [u8], read: impl FnOnce(&mut Cursor<'a>) -> Option<T>
 
 /// A job's object.
 pub(crate) fn entity(bytes: &[u8]) -> Option<Entity<'_>> {
-    whole(bytes, Cursor::entity)
+    whole(bytes, None, Cursor::entity)
 }
 
 /// An array of inputs' or outputs' objects.
 pub(crate) fn entities(bytes: &[u8]) -> Option<Vec<Entity<'_>>> {
-    whole(bytes, |cursor| {
+    whole(bytes, None, |cursor| {
         cursor.byte(b'[')?;
         let mut found = Vec::new();
         cursor.space();
@@ -397,7 +426,7 @@ pub(crate) fn entities(bytes: &[u8]) -> Option<Vec<Entity<'_>>> {
 
 /// A facets container's facets in their order (a name given twice too), each kept as its bytes.
 pub(crate) fn pairs(bytes: &[u8]) -> Option<Vec<(Cow<'_, str>, &[u8])>> {
-    whole(bytes, |cursor| {
+    whole(bytes, None, |cursor| {
         let mut pairs = Vec::new();
         cursor.members(Cursor::name, |cursor, name| {
             pairs.push((name, cursor.kept()?));

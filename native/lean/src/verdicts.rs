@@ -135,7 +135,13 @@ pub(crate) struct Kept<V> {
     pub(crate) bytes: usize,
     pub(crate) seen: HashSet<u64, BuildHasherDefault<Same>>,
     pub(crate) seed: Seeded,
+    // the lengths of the young keys (objects and arrays of HEAD bytes or more) by the hash of
+    // their first HEAD bytes: a reader finds one at the start of its rest without delimiting it
+    heads: HashMap<u64, Vec<usize>, BuildHasherDefault<Same>>,
 }
+
+const HEAD: usize = 64;
+const LENGTHS_PER_HEAD: usize = 8;
 
 impl<V> Default for Kept<V> {
     fn default() -> Self {
@@ -145,6 +151,7 @@ impl<V> Default for Kept<V> {
             old: HashMap::with_hasher(seed.clone()),
             bytes: 0,
             seen: HashSet::default(),
+            heads: HashMap::default(),
             seed,
         }
     }
@@ -179,10 +186,48 @@ impl<V> Kept<V> {
         let size = 3 * key.len() + 200;
         if self.bytes + size > KEPT_BYTES {
             self.old = std::mem::replace(&mut self.young, HashMap::with_hasher(self.seed.clone()));
+            self.heads.clear();
             self.bytes = 0;
         }
         self.bytes += size;
+        if key.len() >= HEAD && matches!(key[0], b'{' | b'[') {
+            let lengths = self.heads.entry(self.head(&key)).or_default();
+            if !lengths.contains(&key.len()) {
+                if lengths.len() == LENGTHS_PER_HEAD {
+                    lengths.remove(0);
+                }
+                lengths.push(key.len());
+            }
+        }
         self.young.insert(key, verdict);
+    }
+
+    fn head(&self, bytes: &[u8]) -> u64 {
+        let mut hasher = self.seed.build_hasher();
+        hasher.write(&bytes[..HEAD]);
+        hasher.finish()
+    }
+
+    /// The young key `rest` starts with, as a whole JSON value (what follows it may follow a
+    /// value), its length and its verdict. Read only: a key of the old generation is not found.
+    pub(crate) fn known(&self, rest: &[u8]) -> Option<(usize, Arc<V>)> {
+        if rest.len() < HEAD {
+            return None;
+        }
+        for &length in self.heads.get(&self.head(rest))?.iter().rev() {
+            if length > rest.len() || !matches!(rest[length - 1], b'}' | b']') {
+                continue;
+            }
+            if let Some(next) = rest.get(length) {
+                if !matches!(next, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                    continue;
+                }
+            }
+            if let Some(found) = self.young.get(&rest[..length]) {
+                return Some((length, Arc::clone(found)));
+            }
+        }
+        None
     }
 }
 
@@ -204,10 +249,22 @@ pub(crate) struct State {
     pub(crate) deletable_containers: Kept<Verdict>, // of job and dataset facets (which may carry _deleted)
     pub(crate) values: Kept<Value>,
     pub(crate) deletable_values: Kept<Value>,
-    pub(crate) parents: HashMap<Vec<u8>, (Option<String>, Option<String>)>,
-    pub(crate) run_urls: HashMap<String, bool>,
-    pub(crate) minutes: HashMap<[u8; 16], i64>,
-    pub(crate) minute_names: HashMap<i64, String>,
+    pub(crate) parents: HashMap<Vec<u8>, (Option<String>, Option<String>), Seeded>,
+    pub(crate) run_urls: HashMap<String, bool, Seeded>,
+    pub(crate) minutes: HashMap<[u8; 16], i64, Seeded>,
+    pub(crate) minute_names: HashMap<i64, String, Seeded>,
+}
+
+impl State {
+    /// The job's (0), the inputs' (1) or the outputs' (2) verdict kept for the bytes `rest`
+    /// starts with (`Kept::known`).
+    pub(crate) fn known(&self, which: usize, rest: &[u8]) -> Option<(usize, Arc<Verdict>)> {
+        match which {
+            0 => self.job.known(rest),
+            1 => self.inputs.known(rest),
+            _ => self.outputs.known(rest),
+        }
+    }
 }
 
 pub(crate) const SMALL_MAX: usize = 10_000; // entries of the parents, URLs and minutes caches, at most
