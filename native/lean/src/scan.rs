@@ -32,23 +32,7 @@ pub(crate) fn one_event<'a>(bytes: &'a [u8], known: &State) -> Option<RunEvent<'
 /// The RunEvents of a JSON document holding one array of them and nothing else; None when any
 /// item is not one (the whole array is then Python's).
 pub(crate) fn array_of_events<'a>(bytes: &'a [u8], known: &State) -> Option<Vec<RunEvent<'a>>> {
-    whole(bytes, Some(known), |cursor| {
-        cursor.byte(b'[')?;
-        let mut events = Vec::new();
-        cursor.space();
-        if cursor.take(b']') {
-            return Some(events);
-        }
-        loop {
-            cursor.space();
-            events.push(cursor.run_event()?);
-            cursor.space();
-            if cursor.take(b']') {
-                return Some(events);
-            }
-            cursor.byte(b',')?;
-        }
-    })
+    whole(bytes, Some(known), |cursor| cursor.array(Cursor::run_event))
 }
 
 struct Cursor<'a, 'k> {
@@ -248,6 +232,25 @@ impl<'a, 'k> Cursor<'a, 'k> {
         }
     }
 
+    /// An array's items, each read by `item`.
+    fn array<T>(&mut self, item: fn(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        self.byte(b'[')?;
+        let mut items = Vec::new();
+        self.space();
+        if self.take(b']') {
+            return Some(items);
+        }
+        loop {
+            self.space();
+            items.push(item(self)?);
+            self.space();
+            if self.take(b']') {
+                return Some(items);
+            }
+            self.byte(b',')?;
+        }
+    }
+
     /// An object's members, each handed its key (`read` reads it, and its colon) with the cursor
     /// at its value, until `}`.
     fn members<K>(
@@ -405,23 +408,7 @@ pub(crate) fn entity(bytes: &[u8]) -> Option<Entity<'_>> {
 
 /// An array of inputs' or outputs' objects.
 pub(crate) fn entities(bytes: &[u8]) -> Option<Vec<Entity<'_>>> {
-    whole(bytes, None, |cursor| {
-        cursor.byte(b'[')?;
-        let mut found = Vec::new();
-        cursor.space();
-        if cursor.take(b']') {
-            return Some(found);
-        }
-        loop {
-            cursor.space();
-            found.push(cursor.entity()?);
-            cursor.space();
-            if cursor.take(b']') {
-                return Some(found);
-            }
-            cursor.byte(b',')?;
-        }
-    })
+    whole(bytes, None, |cursor| cursor.array(Cursor::entity))
 }
 
 /// A facets container's facets in their order (a name given twice too), each kept as its bytes.
