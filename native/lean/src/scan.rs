@@ -17,7 +17,6 @@
 //! Python's to read.
 
 use std::borrow::Cow;
-
 use std::sync::Arc;
 
 use crate::decoded::{Entity, RunEvent};
@@ -99,9 +98,8 @@ impl<'a, 'k> Cursor<'a, 'k> {
     /// A string, strictly: its opening quote next. Escapes decoded (not a surrogate's: None).
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.byte(b'"')?;
-        let start = self.at;
         let mut owned: Option<Vec<u8>> = None;
-        let mut run = start; // the bytes since the last escape
+        let mut run = self.at; // where the bytes since the last escape start
         loop {
             self.skip_unmarked(|w| equal_bytes(w, b'"') | equal_bytes(w, b'\\') | control_bytes(w));
             match self.peek()? {
