@@ -22,17 +22,19 @@ from headwater.store.sql import SqlEventStore
 log = logging.getLogger(__name__)
 # Any constant works; it only has to be the same for every Headwater writer of one database.
 _APPEND_LOCK = 0x4844_5752  # "HDWR"
-# A group commit in one statement, in a transaction of its own (migration 0019): the lock is held
-# while PostgreSQL works, not across the writer's round trips.
-_APPEND = "SELECT sweeps, stored FROM headwater_append(%s, %s, %s::jsonb, %s::jsonb, %s)"
+# A group commit in one statement, in a transaction of its own (migrations 0019, 0021): the lock
+# is held while PostgreSQL works, not across the writer's round trips. The short columns go as
+# JSON (one call of compiled code here), the packed bytes as binary `bytea[]` beside them.
+_APPEND = (
+    "SELECT sweeps, stored FROM headwater_append(%s, %s, %s::jsonb, %b::bytea[], %s::jsonb, %b::bytea[], %s)"
+)
 _RECEIVED = 12  # the position of received_at among an event's insert parameters
 
 
 def _json_row(params: tuple[Any, ...]) -> tuple[Any, ...]:
-    """An event's insert parameters as `headwater_append` reads them: without received_at, and
-    the packed core (the last) as hex."""
-    core = params[-1]
-    return (*params[:_RECEIVED], *params[_RECEIVED + 1 : -1], None if core is None else core.hex())
+    """An event's insert parameters as `headwater_append` reads them in its JSON: without
+    received_at and the packed core (the last; it goes in the `cores` array)."""
+    return (*params[:_RECEIVED], *params[_RECEIVED + 1 : -1])
 
 
 def _writer_settings(conn: psycopg.Connection[Any]) -> None:
@@ -167,13 +169,16 @@ class PostgresEventStore(GenericSql, SqlEventStore):
         recent = self._recent_facets()
         received = params[0][_RECEIVED]
         rows = orjson.dumps([_json_row(row) for row in params]).decode()
+        cores = [row[-1] for row in params]
         while True:
             facets = facet_rows((v for event in events for v in event.facet_values), *recent.generations())
-            values = orjson.dumps([(h, packed.hex(), r, d) for h, packed, r, d in facets.values()]).decode()
+            values = orjson.dumps([(h, r, d) for h, _, r, d in facets.values()]).decode()
+            packed = [row[1] for row in facets.values()]
+            arguments = (_APPEND_LOCK, recent.generation, values, packed, rows, cores, received)
             with self._write_lock:
                 try:
                     with self._writer_conn().cursor() as cur:
-                        cur.execute(_APPEND, (_APPEND_LOCK, recent.generation, values, rows, received))
+                        cur.execute(_APPEND, arguments)
                         row = cur.fetchone()  # a function's call: always one row
                         assert row is not None
                         sweeps, stored = row

@@ -1,0 +1,2 @@
+-- PostgreSQL's migration 0021 changes how its append function takes packed bytes. SQLite has no
+-- such function (0019). This migration keeps the two backends' numbers the same.
