@@ -44,6 +44,27 @@ def test_duplicates_inside_one_append_are_stored_once(store: EventStore) -> None
     assert store.count_events(after_time=None, before_time=None) == 2
 
 
+def test_an_append_of_stored_and_new_events_stores_the_new_in_their_order(store: EventStore) -> None:
+    """Redeliveries mix events stored before with new ones: only the new are stored, whole, with
+    their facets, and seq follows the order they were given in (PostgreSQL inserts the batch a
+    second time, skipping the stored eventIds, when its plain insert meets one)."""
+    schema = {"schema": {"_producer": "p", "_schemaURL": "s", "fields": [{"name": "id"}]}}
+    events = [
+        validate_event(run_event(job=f"j{n}", outputs=[{"namespace": "ns", "name": f"d{n}", "facets": schema}]))
+        for n in range(4)
+    ]
+    assert store.append([events[1], events[3]], RECEIVED) == [True, True]
+    assert store.append(events, RECEIVED) == [True, False, True, False]
+    with store.transaction() as cur:
+        cur.execute("SELECT event_id FROM events ORDER BY seq")
+        order = [row[0] for row in cur.fetchall()]
+    assert order == [events[n].event_id for n in (1, 3, 0, 2)]
+    for event in events:
+        stored = store.get_event(event.event_id)
+        assert stored is not None
+        assert orjson.loads(stored.payload) == orjson.loads(event.payload)
+
+
 def test_stored_event_keeps_every_column(store: EventStore) -> None:
     parent = str(uuid.uuid4())
     event = validate_event(run_event(parent=parent, event_type="COMPLETE"))

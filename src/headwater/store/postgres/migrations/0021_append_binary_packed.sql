@@ -20,6 +20,25 @@ CREATE FUNCTION headwater_append(
     OUT sweeps BIGINT,
     OUT stored TEXT[]
 ) LANGUAGE plpgsql AS $$
+DECLARE
+    -- the events in the order given, so seq follows it; %s: what to do with a stored eventId
+    insert_events CONSTANT TEXT := $sql$
+        WITH inserted AS (
+            INSERT INTO events (
+                event_id, kind, run_id, parent_run_id, root_run_id, event_type, event_time,
+                job_namespace, job_name, dataset_namespace, dataset_name, producer, received_at,
+                payload, untrusted_facets, facet_count, core, content_hash
+            )
+            SELECT e ->> 0, e ->> 1, e ->> 2, e ->> 3, e ->> 4, e ->> 5, e ->> 6, e ->> 7, e ->> 8,
+                   e ->> 9, e ->> 10, e ->> 11, $3, e ->> 12, e ->> 13, (e ->> 14)::INTEGER, c, ''
+            FROM ROWS FROM (jsonb_array_elements($1), unnest($2)) WITH ORDINALITY
+                AS x (e, c, position)
+            ORDER BY x.position
+            %s
+            RETURNING events.event_id
+        )
+        SELECT COALESCE(array_agg(inserted.event_id), '{}') FROM inserted
+    $sql$;
 BEGIN
     PERFORM pg_advisory_xact_lock(lock_key);
     SELECT value INTO sweeps FROM store_state WHERE name = 'facet_sweeps';
@@ -31,21 +50,14 @@ BEGIN
         SELECT f ->> 0, '', v, f ->> 1, (f ->> 2)::SMALLINT
         FROM ROWS FROM (jsonb_array_elements(facets), unnest(facet_values)) AS x (f, v)
         ON CONFLICT (hash) DO NOTHING;
-    WITH inserted AS (
-        INSERT INTO events (
-            event_id, kind, run_id, parent_run_id, root_run_id, event_type, event_time,
-            job_namespace, job_name, dataset_namespace, dataset_name, producer, received_at,
-            payload, untrusted_facets, facet_count, core, content_hash
-        )
-        SELECT e ->> 0, e ->> 1, e ->> 2, e ->> 3, e ->> 4, e ->> 5, e ->> 6, e ->> 7, e ->> 8,
-               e ->> 9, e ->> 10, e ->> 11, received, e ->> 12, e ->> 13, (e ->> 14)::INTEGER,
-               c, ''
-        FROM ROWS FROM (jsonb_array_elements(events), unnest(cores)) WITH ORDINALITY
-            AS x (e, c, position)
-        ORDER BY x.position
-        ON CONFLICT (event_id) DO NOTHING
-        RETURNING events.event_id
-    )
-    SELECT COALESCE(array_agg(inserted.event_id), '{}') INTO stored FROM inserted;
+    -- Events sent again are rare (redeliveries): insert plainly first, which spares a probe of
+    -- the eventId index per row before its insert (a tenth of the backend's time, perf); only
+    -- when one was stored before is the batch inserted again, skipping those.
+    BEGIN
+        EXECUTE format(insert_events, '') INTO stored USING events, cores, received;
+    EXCEPTION WHEN unique_violation THEN
+        EXECUTE format(insert_events, 'ON CONFLICT (event_id) DO NOTHING') INTO stored
+            USING events, cores, received;
+    END;
 END
 $$;
