@@ -49,10 +49,8 @@ def test_an_append_of_stored_and_new_events_stores_the_new_in_their_order(store:
     their facets, and seq follows the order they were given in (PostgreSQL inserts the batch a
     second time, skipping the stored eventIds, when its plain insert meets one)."""
     schema = {"schema": {"_producer": "p", "_schemaURL": "s", "fields": [{"name": "id"}]}}
-    events = [
-        validate_event(run_event(job=f"j{n}", outputs=[{"namespace": "ns", "name": f"d{n}", "facets": schema}]))
-        for n in range(4)
-    ]
+    outputs = [[{"namespace": "ns", "name": f"d{n}", "facets": schema}] for n in range(4)]
+    events = [validate_event(run_event(job=f"j{n}", outputs=outputs[n])) for n in range(4)]
     assert store.append([events[1], events[3]], RECEIVED) == [True, True]
     assert store.append(events, RECEIVED) == [True, False, True, False]
     with store.transaction() as cur:
