@@ -196,3 +196,126 @@ def test_byte_mutants_are_taken_only_as_lean_py_takes_them() -> None:
         assert found == python_event(mutant), mutant
         assert in_array is not None and in_array[0] is not None
     assert taken > 100  # a mutant inside a string is still an event
+
+
+NOMINAL = b'{"_producer":"p","_schemaURL":"https://openlineage.io/spec/facets/1-0-1/NominalTimeRunFacet.json#/$defs/NominalTimeRunFacet",'
+STATISTICS = (
+    b'{"_producer":"p","_schemaURL":"https://openlineage.io/spec/facets/1-0-2/'
+    b'OutputStatisticsOutputDatasetFacet.json#/$defs/OutputStatisticsOutputDatasetFacet",'
+)
+JOB_TYPE = b'{"_producer":"p","_schemaURL":"https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json#/$defs/JobTypeJobFacet",'
+
+
+def with_flat_facets(nominal: bytes, statistics: bytes, job_type: bytes) -> bytes:
+    """An event whose run carries `nominal`, whose output carries `statistics` and whose job
+    carries `job_type`, each the bytes of a facet value as written."""
+    event = run_event(outputs=[{"namespace": "ns", "name": "out"}])
+    event["run"]["facets"] = {"nominalTime": "NOMINAL"}
+    event["outputs"][0]["outputFacets"] = {"outputStatistics": "STATISTICS"}
+    event["job"]["facets"] = {"jobType": "JOB_TYPE"}
+    raw = orjson.dumps(event)
+    for name, value in ((b"NOMINAL", nominal), (b"STATISTICS", statistics), (b"JOB_TYPE", job_type)):
+        raw = raw.replace(b'"' + name + b'"', value, 1)
+    return raw
+
+
+def test_facet_values_of_flat_definitions_are_judged_without_python_and_agree() -> None:
+    """A run's nominalTime, an output's statistics, a job's type: facets of flat published
+    definitions that events carry anew, judged by the compiled path itself (flat.rs) without
+    asking lean.py; whatever it takes must be the Event lean.py's path gives, and what it does
+    not vouch for is left to that path, which decides."""
+    good_nominal = NOMINAL + b'"nominalStartTime":"2024-05-01T10:00:00.000Z"}'
+    good_statistics = STATISTICS + b'"rowCount":12,"size":3400}'
+    good_job_type = JOB_TYPE + b'"integration":"SPARK","jobType":"SQL_JOB","processingType":"BATCH"}'
+    for n in range(3):
+        nominal = NOMINAL + b'"nominalStartTime":"2024-05-01T10:00:0%d.000Z"}' % n
+        raw = with_flat_facets(nominal, good_statistics, good_job_type)
+        checks = VERDICTS.checks
+        taken = validate_object(raw)
+        assert VERDICTS.checks == checks, "the compiled path asked lean.py to judge a flat facet"
+        assert taken is not None and taken == validate_raw(raw)
+
+    times = [
+        b"2024-05-01T10:00:00Z",
+        b"2024-05-01t10:00:00z",
+        b"2024-05-01T10:00:00.123456789+05:30",
+        b"2024-02-29T00:00:00Z",
+        b"2023-02-29T00:00:00Z",
+        b"2000-02-29T23:59:59-23:59",
+        b"1900-02-29T00:00:00Z",
+        b"0000-01-01T00:00:00Z",
+        b"2024-13-01T00:00:00Z",
+        b"2024-04-31T00:00:00Z",
+        b"2024-05-01T24:00:00Z",
+        b"2024-05-01T23:60:00Z",
+        b"2024-05-01T23:59:60Z",
+        b"2024-05-01T10:00:00.Z",
+        b"2024-05-01T10:00:00+0530",
+        b"2024-05-01T10:00:00+24:00",
+        b"2024-05-01 10:00:00Z",
+        b"2024-05-01T10:00:00",
+        b"\xd9\xa2024-05-01T10:00:00Z",
+        b"2024-05-01T10:00:00Z\\n",
+        b"2024-05-01T10:00:00\\u005a",
+    ]
+    nominals = [NOMINAL + b'"nominalStartTime":"' + t + b'"}' for t in times] + [
+        NOMINAL + b'"nominalEndTime":"2024-05-01T11:00:00Z","nominalStartTime":"2024-05-01T10:00:00Z"}',
+        NOMINAL + b'"nominalEndTime":"2024-05-01T11:00:00Z"}',  # the required start missing
+        NOMINAL + b'"nominalStartTime":"2024-05-01T10:00:00Z","nominalStartTime":"2024-05-01T10:00:00Z"}',
+        NOMINAL + b'"nominalStartTime":"2024-05-01T10:00:00Z","other":1}',
+        NOMINAL + b'"nominalStartTime":null}',
+        NOMINAL + b'"nominalStartTime": "2024-05-01T10:00:00Z" }',
+        NOMINAL.replace(b'"p"', b'"' + "é🙂".encode() * 200 + b'"')
+        + b'"nominalStartTime":"2024-05-01T10:00:00Z"}',
+        NOMINAL.replace(b"1-0-1", b"1-0-0") + b'"nominalStartTime":"2024-05-01T10:00:00Z"}',
+        NOMINAL.replace(b'"p"', b'"p\x01"') + b'"nominalStartTime":"2024-05-01T10:00:00Z"}',
+        NOMINAL.replace(b'"p"', b'"p\xff"') + b'"nominalStartTime":"2024-05-01T10:00:00Z"}',
+        NOMINAL.replace(b'"p"', b"3") + b'"nominalStartTime":"2024-05-01T10:00:00Z"}',
+    ]
+    counts = [
+        b"0",
+        b"-0",
+        b"12",
+        b"-7",
+        b"9223372036854775807",
+        b"9223372036854775808",
+        b"-9223372036854775808",
+        b"-9223372036854775809",
+        b"1.0",
+        b"1e3",
+        b"01",
+        b"-",
+        b"true",
+        b'"12"',
+        b"null",
+        b"123456789012345678901",
+    ]
+    statistics = [STATISTICS + b'"rowCount":' + c + b',"size":1}' for c in counts] + [
+        STATISTICS[:-1] + b"}",
+        STATISTICS + b'"fileCount":2,"rowCount":1,"size":1}',
+        STATISTICS + b'"rowCount":1,}',
+    ]
+    job_types = [
+        good_job_type,
+        JOB_TYPE + b'"integration":"SPARK","processingType":"BATCH"}',  # jobType is optional
+        JOB_TYPE + b'"integration":"SPARK","jobType":1,"processingType":"BATCH"}',
+        JOB_TYPE.replace(b'"p"', b'"' + b"x" * 600 + b'"') + b'"integration":"S","processingType":"B"}',
+    ]
+    cases = [(n, good_statistics, good_job_type) for n in nominals]
+    cases += [(good_nominal, s, good_job_type) for s in statistics]
+    cases += [(good_nominal, good_statistics, j) for j in job_types]
+    taken_by_native = 0
+    for case in cases:
+        raw = with_flat_facets(*case)
+        python = python_event(raw)
+        for _ in range(2):  # judged, then kept
+            found = validate_object(raw)
+            assert found is None or found == python, case
+        body = b"[" + raw + b"," + raw + b"]"
+        taken = validate_array(body)
+        if taken is not None and any(taken):  # an array's events carry no payload of their own
+            assert all(
+                one is None or one == two for one, two in zip(taken, python_array(body), strict=True)
+            ), case
+        taken_by_native += found is not None
+    assert taken_by_native >= 20  # the valid ones

@@ -16,6 +16,7 @@
 //! test_lean_native.py check that both give the same events.
 
 mod decoded;
+mod flat;
 mod json;
 mod scan;
 mod times;
@@ -34,6 +35,25 @@ use times::{
 };
 use verdicts::{Kept, State, Value, Verdict, SMALL_MAX};
 
+const FLAT_URLS_MAX: usize = 1_000; // definitions kept (flat_facets._MAX_URLS)
+
+/// facet_refs.facet_hash: 128 bits of the SHA-256 of a facet's canonical bytes, in 22 characters
+/// of URL-safe base64.
+fn facet_hash(canonical: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let digest = Sha256::digest(canonical);
+    let mut out = String::with_capacity(22);
+    for chunk in digest[..16].chunks(3) {
+        let mut word = [0u8; 3];
+        word[..chunk.len()].copy_from_slice(chunk);
+        let bits = u32::from(word[0]) << 16 | u32::from(word[1]) << 8 | u32::from(word[2]);
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[(bits >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
 // -- the hooks into lean.py ------------------------------------------------------------------------
 
 struct Hooks {
@@ -45,6 +65,8 @@ struct Hooks {
     parse_time: PyObject,     // times.parse_event_time(value) -> ticks
     fragment_bytes: PyObject, // orjson.dumps: a Fragment's bytes
     event: PyObject,          // the Event class
+    flat: PyObject,           // flat_facets.definition(url) -> Definition | None
+    inline_bytes: usize,      // facet_refs.INLINE_BYTES
 }
 
 /// One event's pieces after the lookups, before hashing.
@@ -115,7 +137,10 @@ impl Lean {
         } else {
             |s| &mut s.values
         };
-        self.cached(state, which, raw, |_| {
+        self.cached(state, which, raw, |state| {
+            if let Some(value) = self.flat_value(py, state, raw, kind)? {
+                return Ok(value);
+            }
             let found = self
                 .hooks
                 .verdict
@@ -132,6 +157,61 @@ impl Lean {
                 },
             })
         })
+    }
+
+    /// The verdict of a facet value of a flat published definition that flat.rs vouches for,
+    /// as lean.FacetVerdicts._judge would give it; None for anything else.
+    fn flat_value(
+        &self,
+        py: Python,
+        state: &mut State,
+        raw: &[u8],
+        kind: &'static str,
+    ) -> PyResult<Option<Value>> {
+        let url = match flat::schema_url(raw) {
+            Some(url) => url,
+            None => return Ok(None),
+        };
+        let definition = match state.flats.get(url) {
+            Some(found) => found.clone(),
+            None => {
+                let found = self.hooks.flat.call1(py, (url,))?;
+                let read = if found.is_none(py) {
+                    None
+                } else {
+                    flat::Flat::new(found.extract(py)?).map(Arc::new)
+                };
+                if state.flats.len() >= FLAT_URLS_MAX {
+                    state.flats.clear();
+                }
+                state.flats.insert(url.to_string(), read.clone());
+                read
+            }
+        };
+        let canonical = match definition.and_then(|d| flat::canonical(raw, &d)) {
+            Some(canonical) => canonical,
+            None => return Ok(None),
+        };
+        // facet_refs.kept_inline and facet_hash: a small value of a run, an input or an output
+        // stays in its event's core; any other is stored by its hash
+        let deletable = deletable(kind);
+        let hash = if !deletable && canonical.len() <= self.hooks.inline_bytes {
+            String::new()
+        } else {
+            facet_hash(&canonical)
+        };
+        let stored = (
+            hash.clone(),
+            PyBytes::new(py, &canonical),
+            PyTuple::empty(py),
+            deletable,
+        )
+            .into_py(py);
+        Ok(Some(Value {
+            canonical,
+            clean: true,
+            stored: Some((hash, stored)),
+        }))
     }
 
     /// A facets container's verdict (lean.ContainerVerdict): judged here facet by facet, or by
@@ -693,6 +773,8 @@ impl Lean {
         parse_time: PyObject,
         fragment_bytes: PyObject,
         event: PyObject,
+        flat: PyObject,
+        inline_bytes: usize,
     ) -> Self {
         Lean {
             hooks: Hooks {
@@ -704,6 +786,8 @@ impl Lean {
                 parse_time,
                 fragment_bytes,
                 event,
+                flat,
+                inline_bytes,
             },
             state: Mutex::new(State::default()),
         }

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
+use crate::flat::Flat;
+
 // -- verdicts kept by their bytes ------------------------------------------------------------------
 
 /// A part's verdict (lean.Part) or a run-facets container's (lean.ContainerVerdict), as far as the
@@ -253,6 +255,7 @@ pub(crate) struct State {
     pub(crate) run_urls: HashMap<String, bool, Seeded>,
     pub(crate) minutes: HashMap<[u8; 16], i64, Seeded>,
     pub(crate) minute_names: HashMap<i64, String, Seeded>,
+    pub(crate) flats: HashMap<String, Option<Arc<Flat>>, Seeded>, // by _schemaURL (flat.rs)
 }
 
 impl State {

@@ -73,36 +73,52 @@ class _Flat:
         return True
 
 
+# A flat definition's properties in the order of their names: (name, type, format, required),
+# the type "string", "integer" or "boolean", the format one `format_test` knows or None.
+Definition = tuple[tuple[str, str, str | None, bool], ...]
 # A struct's decoder and the (field, format test) pairs it must pass.
 _Judge = tuple[msgspec.json.Decoder[Any], tuple[tuple[str, Callable[[str], bool]], ...]]
 
 
-def _compile(schema_url: str) -> _Judge | None:
-    """The struct of the definition `schema_url` names, when it is flat."""
+def definition(schema_url: str) -> Definition | None:
+    """The properties of the definition `schema_url` names, when it is flat (else None). The
+    struct here and the compiled validation (native/lean) both judge facets by it."""
     named = named_schema(schema_url)
     if named is None:
         return None
     flat = _Flat()
     if not flat.add(named[1], named[0], schema_bundle()) or not flat.required.issubset(flat.properties):
         return None
+    fields: list[tuple[str, str, str | None, bool]] = []
+    for name in sorted(flat.properties):
+        sub = flat.properties[name]
+        kind = sub.get("type") if isinstance(sub, dict) else None
+        if not isinstance(kind, str) or kind not in _TYPES or not {"type", "format"}.issuperset(sub):
+            return None
+        form = sub.get("format")
+        if form is not None and kind != "string":  # a format on a number or a boolean: not a struct's
+            return None
+        known = form if form is not None and format_test(form) is not None else None
+        fields.append((name, kind, known, name in flat.required))
+    return tuple(fields)
+
+
+def _compile(schema_url: str) -> _Judge | None:
+    """The struct of the definition `schema_url` names, when it is flat."""
+    found = definition(schema_url)
+    if found is None:
+        return None
     fields: list[tuple[str, Any, Any]] = []
     formats: list[tuple[str, Callable[[str], bool]]] = []
-    for i, name in enumerate(sorted(flat.properties)):
-        sub = flat.properties[name]
-        kind = _TYPES.get(sub["type"]) if isinstance(sub, dict) and isinstance(sub.get("type"), str) else None
-        if kind is None or not {"type", "format"}.issuperset(sub):
-            return None
+    for i, (name, kind, form, required) in enumerate(found):
         attribute = f"f{i}"
-        if "format" in sub:
-            if kind is not str:  # a format on a number or a boolean: not a struct's to judge
-                return None
-            test = format_test(sub["format"])
-            if test is not None:
-                formats.append((attribute, test))
-        if name in flat.required:
-            fields.append((attribute, kind, msgspec.field(name=name)))
+        test = None if form is None else format_test(form)
+        if test is not None:
+            formats.append((attribute, test))
+        if required:
+            fields.append((attribute, _TYPES[kind], msgspec.field(name=name)))
         else:
-            fields.append((attribute, kind | UnsetType, msgspec.field(name=name, default=UNSET)))
+            fields.append((attribute, _TYPES[kind] | UnsetType, msgspec.field(name=name, default=UNSET)))
     struct = msgspec.defstruct("FlatFacet", fields, kw_only=True, forbid_unknown_fields=True, gc=False)
     return msgspec.json.Decoder(struct), tuple(formats)
 

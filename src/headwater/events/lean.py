@@ -30,9 +30,10 @@ import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from headwater.events.decode import EXACT_JSON
-from headwater.events.facet_refs import FacetValue, facet_hash, kept_inline
+from headwater.events.facet_refs import INLINE_BYTES, FacetValue, facet_hash, kept_inline
 from headwater.events.facets import FacetKind, facet_path, facet_reasons
 from headwater.events.flat_facets import FLAT
+from headwater.events.flat_facets import definition as flat_definition
 from headwater.events.ids import content_hash, event_id
 from headwater.events.limits import MAX_JSON_DEPTH, MAX_NAME_BYTES, MAX_NAMESPACE_BYTES, deeper_than, too_long
 from headwater.events.model import EVENT_TYPES, Event
@@ -535,6 +536,8 @@ def _native_validator() -> Any:
         parse_event_time,
         orjson.dumps,
         Event,
+        flat_definition,
+        INLINE_BYTES,
     )
     VERDICTS.on_clear.append(validator.clear)
     return validator
