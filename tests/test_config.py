@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from headwater.config import SETTINGS, Settings, load_settings, redact_options, to_environment
+from headwater.config import (
+    SETTINGS,
+    Settings,
+    load_settings,
+    process_count,
+    redact_options,
+    to_environment,
+)
 from headwater.errors import ConfigError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
@@ -97,3 +105,17 @@ def test_kafka_settings_and_librdkafka_options(tmp_path: Path) -> None:
         "session.timeout.ms": "6000",
         "enable.ssl.certificate.verification": "false",
     }
+
+
+@pytest.mark.parametrize(
+    ("cores", "per_core", "expected"),
+    [(1, 1, 1), (2, 1, 2), (8, 1, 4), (1, 2, 2), (2, 2, 4), (3, 2, 4)],
+)
+def test_a_process_count_of_zero_follows_the_cores_up_to_four(
+    monkeypatch: pytest.MonkeyPatch, cores: int, per_core: int, expected: int
+) -> None:
+    """HTTP servers take one process per core, Kafka consumers two (they wait for the broker and
+    the store part of the time); an explicit count is taken as it is."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    assert process_count(0, per_core=per_core) == expected
+    assert process_count(6, per_core=per_core) == 6

@@ -35,6 +35,7 @@ from headwater.cli_pipeline import (
 from headwater.cli_retention import retention
 from headwater.config import (
     CONFIG_ENV,
+    CONSUMERS_PER_CORE,
     DEFAULT_CONFIG_FILE,
     SETTINGS,
     Settings,
@@ -278,8 +279,9 @@ def ingest(
     type=click.IntRange(min=0),
     default=0,
     show_default=True,
-    help="Consumers of the group to run, a process each (one core each); they share the partitions "
-    "and /metrics shows their sum. 0: one per core, at most 4.",
+    help="Consumers of the group to run, a process each; they share the partitions and /metrics "
+    "shows their sum. 0: two per core (a consumer waits for the broker and the store part of the "
+    "time), at most 4.",
 )
 @log_level_option
 @click.pass_context
@@ -305,7 +307,7 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
         store.close()
     except HeadwaterError as exc:
         raise click.ClickException(exc.message) from None
-    processes = process_count(processes)
+    processes = process_count(processes, per_core=CONSUMERS_PER_CORE)
     click.echo(
         f"Headwater {__version__}: consuming {', '.join(all_topics(settings))} from "
         f"{settings.kafka_bootstrap_servers} (group {settings.kafka_group_id}, {processes} process(es)) "

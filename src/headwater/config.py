@@ -59,19 +59,21 @@ def _processes(value: str) -> int:
 
 
 AUTO_PROCESSES_MAX = 4
+CONSUMERS_PER_CORE = 2  # `headwater consume`'s default (process_count)
 
 
-def process_count(asked: int) -> int:
-    """`asked` processes, or for 0 one per CPU core this process may run on, at most
-    `AUTO_PROCESSES_MAX`: ingest is CPU-bound Python, a process uses one core, and beyond four
-    the store's one writer at a time, not the cores, bounds it."""
+def process_count(asked: int, per_core: int = 1) -> int:
+    """`asked` processes, or for 0 `per_core` per CPU core this process may run on, at most
+    `AUTO_PROCESSES_MAX`: ingest is CPU-bound Python, a process uses one core (an HTTP server's;
+    a Kafka consumer waits for the broker and the store a third of its time, so two per core fill
+    them), and beyond four the store's one writer at a time, not the cores, bounds it."""
     if asked > 0:
         return asked
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, AUTO_PROCESSES_MAX))
+    return max(1, min(cores * per_core, AUTO_PROCESSES_MAX))
 
 
 def days(value: str) -> float:

@@ -519,6 +519,14 @@ def test_options_pass_through_but_cannot_turn_on_auto_commit() -> None:
         consumer_config(Settings(kafka_options=(("enable.auto.commit", "true"),)))
 
 
+def test_a_full_fetch_queue_puts_off_the_next_fetch_briefly_unless_told_otherwise() -> None:
+    """librdkafka's own default (a second) left consumers waiting for messages (bench/README.md,
+    "Kafka: the fetch put off a second"); a user's kafka_options still choose."""
+    assert consumer_config(Settings())["fetch.queue.backoff.ms"] == 10
+    chosen = Settings(kafka_options=(("fetch.queue.backoff.ms", "250"),))
+    assert consumer_config(chosen)["fetch.queue.backoff.ms"] == "250"
+
+
 def test_consume_refuses_settings_that_cannot_work(database_url: str) -> None:
     runner = CliRunner()
     env = {"HEADWATER_DATABASE_URL": database_url, "HEADWATER_KAFKA_OPTIONS": "enable.auto.commit=true"}

@@ -109,6 +109,12 @@ def consumer_config(settings: Settings) -> dict[str, Any]:
         # together. Dealt in turn, they spread better (bench/kafka.py, 4 partitions, 2 consumers:
         # 80% / 20% of the events -> 56% / 44%). A user's kafka_options may choose another.
         "partition.assignment.strategy": "roundrobin",
+        # When its queue of fetched messages is full (queued.max.messages.kbytes, 64 MB), librdkafka
+        # puts off a partition's next fetch by this long; its default (1 s) left a consumer that
+        # drains the queue in less than that waiting for messages every second: bench/kafka.py,
+        # 2 consumers, 200,000 events, 22-25k -> 27-34k events/s (bench/README.md, "Kafka: the
+        # fetch put off a second"). 10 ms costs a few checks a second, no memory.
+        "fetch.queue.backoff.ms": 10,
         "logger": _librdkafka_log,
         **options,
         **_FIXED_OPTIONS,
