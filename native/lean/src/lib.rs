@@ -25,7 +25,7 @@ mod verdicts;
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyTuple};
 use sha2::{Digest, Sha256};
 
 use decoded::{deletable, RunEvent, MAX_NAME_BYTES};
@@ -80,7 +80,6 @@ struct Assembled {
     root_run_id: Option<String>,
     job: (String, String),
     producer: String,
-    payload: Option<Py<PyString>>,
     values: Vec<PyObject>,
 }
 
@@ -515,7 +514,6 @@ impl Lean {
         py: Python,
         state: &mut State,
         event: &RunEvent,
-        raw: Option<&[u8]>,
     ) -> PyResult<Option<Assembled>> {
         if let Some(url) = &event.schema_url {
             if !self.names_a_run_event(py, state, url)? {
@@ -668,13 +666,6 @@ impl Lean {
         }
         core.push(b'}');
 
-        let payload = match raw {
-            Some(raw) => match std::str::from_utf8(raw) {
-                Ok(text) => Some(PyString::new(py, text).into()),
-                Err(_) => return Ok(None),
-            },
-            None => None,
-        };
         Ok(Some(Assembled {
             canonical,
             core,
@@ -685,7 +676,6 @@ impl Lean {
             root_run_id,
             job: identity,
             producer: producer.to_string(),
-            payload,
             values,
         }))
     }
@@ -716,7 +706,7 @@ impl Lean {
             py.None(),
             event.producer.into_py(py),
             hex(digest).into_py(py),
-            event.payload.map_or_else(|| py.None(), |p| p.into_py(py)),
+            py.None(), // no payload: the store keeps the core and the facet values
             PyTuple::empty(py).into_py(py),
             PyTuple::empty(py).into_py(py),
             PyBytes::new(py, &event.core).into_py(py),
@@ -816,14 +806,18 @@ impl Lean {
         let mut assembled = Vec::with_capacity(events.len());
         for event in &events {
             assembled.push(
-                self.assemble(py, &mut state, event, None)
+                self.assemble(py, &mut state, event)
                     .or_else(skipped)?,
             );
         }
         self.finish(py, &mut state, assembled, true).map(Some)
     }
 
-    /// The Event of one JSON object, its payload the object's bytes, or None (Python's to judge).
+    /// The Event of one JSON object, or None (Python's to judge). Like an array's, it has no
+    /// payload: the store keeps its core and facet values, and a copy of its bytes as a Python
+    /// string cost a microsecond and their size in memory an event (a Kafka consumer's batches).
+    /// Its bytes are UTF-8 as an array's are: the envelope's reader checks its strings, and each
+    /// kept value is read whole by its judge the first time it is seen.
     fn validate_one(&self, py: Python, raw: &[u8]) -> PyResult<PyObject> {
         let mut state = match self.state.try_lock() {
             Ok(state) => state,
@@ -834,7 +828,7 @@ impl Lean {
             None => return Ok(py.None()),
         };
         let assembled = self
-            .assemble(py, &mut state, &event, Some(raw))
+            .assemble(py, &mut state, &event)
             .or_else(skipped)?;
         Ok(self
             .finish(py, &mut state, vec![assembled], false)?

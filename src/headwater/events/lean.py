@@ -558,8 +558,9 @@ def validate_array(body: bytes) -> list[Event | None] | None:
 
 
 def validate_object(raw: bytes) -> Event | None:
-    """The event of one JSON object as the compiled path accepts it, its payload `raw`; None
-    when it leaves it to this module's path (or is not built)."""
+    """The event of one JSON object as the compiled path accepts it, without a payload (the store
+    keeps its core and facet values; `raw` is the caller's); None when it leaves it to this
+    module's path (or is not built)."""
     if _NATIVE is None:
         return None
     found: Event | None = _NATIVE.validate_one(raw)

@@ -32,8 +32,8 @@ class Event:
     dataset_name: str | None
     producer: str
     content_hash: str  # hex SHA-256 of the canonical JSON
-    # The JSON as sent; None for an event of a batch decoded in one pass (`headwater.events.lean`),
-    # which is always kept as its core and facet values.
+    # The JSON as sent; None for an event the compiled path took or one of a batch decoded in one
+    # pass (`headwater.events.lean`), which is always kept as its core and facet values.
     payload: str | None
     warnings: tuple[str, ...] = ()
     untrusted_facets: tuple[str, ...] = ()  # paths of facets that broke their published schema
