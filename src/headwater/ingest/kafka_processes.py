@@ -1,10 +1,11 @@
 """`headwater consume --processes N`: N consumers of one group, each a process of its own.
 
-Decoding and validating hold the GIL, so one process uses one core; Kafka's own way to scale is
-more consumers in the group, each owning some partitions (so order within a partition still holds)
-and storing them itself. The first consumer runs in the calling process; the others are forked
-before any store connection or librdkafka thread exists, stop on SIGTERM like it, and stop by
-themselves when their parent disappears.
+Decoding and validating hold the GIL, so one process uses at most one core, and it waits for the
+broker and the store part of the time (hence two per core by default, `headwater consume`); Kafka's
+own way to scale is more consumers in the group, each owning some partitions (so order within a
+partition still holds) and storing them itself. The first consumer runs in the calling process;
+the others are forked before any store connection or librdkafka thread exists, stop on SIGTERM
+like it, and stop by themselves when their parent disappears.
 """
 
 from __future__ import annotations
