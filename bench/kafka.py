@@ -262,7 +262,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="more librdkafka settings of the consumer: KEY=VALUE,... (HEADWATER_KAFKA_OPTIONS)",
     )
     p.add_argument(
-        "--processes", type=int, help="`headwater consume --processes` [its default: one per core, at most 4]"
+        "--processes", type=int, help="`headwater consume --processes` [its default: two per core, at most 4]"
     )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from headwater.pipeline import runner
 from headwater.pipeline.runner import Pipeline
 from headwater.store.base import EventStore
 from headwater.store.model.compare import model_rows
@@ -54,9 +55,17 @@ def _kept(store: EventStore, table: str, node: str, name: str) -> list[str]:
     return sorted(row[0][11:19] for row in rows)  # HH:MM:SS
 
 
+@pytest.mark.parametrize("changes_only", [False, True], ids=["every assertion staged", "changes staged"])
 def test_a_late_value_brings_back_the_dropped_assertion_after_it_and_equals_a_rebuild(
-    spark: SparkSession, store: EventStore, caplog: pytest.LogCaptureFixture
+    spark: SparkSession,
+    store: EventStore,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    changes_only: bool,
 ) -> None:
+    # changes staged: every batch stages as a large one does, without the assertions that repeat
+    # one later than every stored one (pipeline.frames.changes_to_stage)
+    monkeypatch.setattr(runner, "STAGE_CHANGES_FROM", 0 if changes_only else 10**9)
     caplog.set_level(logging.INFO, logger="headwater.pipeline.runner")
     one, two = ("id",), ("id", "total")
     on_time = [e for m in range(6) for e in _load(m, one, "SELECT 1")]

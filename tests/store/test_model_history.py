@@ -10,7 +10,7 @@ from typing import Any
 
 from headwater.store.base import EventStore
 from headwater.store.in_force_sql import facet_in_force
-from headwater.store.model import late_nodes, mark_late, merge_facts, prepare_staging
+from headwater.store.model import late_nodes, mark_late, merge_facts, prepare_staging, stored_until
 from tests.store.staged import DAY, model_rows, stage_by_hand
 
 Assertion = tuple[str, str, str, int, str | None, int]  # node_id, name, valid_from, seq, hash, deleted
@@ -30,23 +30,40 @@ def _kept(assertions: list[Assertion]) -> list[Assertion]:
     return sorted(out)
 
 
-def _flagged(assertions: list[Assertion]) -> list[tuple[str, tuple[Any, ...]]]:
+def _flagged(
+    assertions: list[Assertion], *, changes_only: bool = False, until: str | None = None
+) -> list[tuple[str, tuple[Any, ...]]]:
     """Staged rows with `repeated` as the pipeline sets it: the one before has the same value,
-    neither is a deletion, and a later one follows (within the staged set)."""
+    neither is a deletion, and a later one follows (within the staged set). `changes_only`: the
+    rows a large batch stages (`pipeline.frames.changes_to_stage`), without the repeated ones
+    after one later than `until`, the latest stored assertion's time (None: none stored)."""
     ordered = sorted(assertions, key=lambda a: (a[0], a[1], a[2], a[3]))
     rows = []
     for i, a in enumerate(ordered):
         prev = ordered[i - 1] if i and ordered[i - 1][:2] == a[:2] else None
         follows = i + 1 < len(ordered) and ordered[i + 1][:2] == a[:2]
         same = prev is not None and prev[4] == a[4] and not prev[5] and not a[5]
-        rows.append(("dataset_facets", (*a, 1 if same and follows else 0)))
+        repeated = same and follows
+        after = prev is not None and (until is None or prev[2] > until)
+        if changes_only and repeated and after:
+            continue
+        rows.append(("dataset_facets", (*a, 1 if repeated else 0)))
     return rows
 
 
-def _publish(store: EventStore, batch: list[Assertion], merged: list[Assertion], low: int, high: int) -> None:
-    """Stage a batch, read back what `mark_late` asks for from the assertions merged before (as
-    the pipeline reads back their events), and merge."""
-    stage_by_hand(store, _flagged(batch))
+def _publish(
+    store: EventStore,
+    batch: list[Assertion],
+    merged: list[Assertion],
+    low: int,
+    high: int,
+    *,
+    changes_only: bool = False,
+) -> None:
+    """Stage a batch (`changes_only`: as a large batch does), read back what `mark_late` asks for
+    from the assertions merged before (as the pipeline reads back their events), and merge."""
+    until = stored_until(store)["dataset_facets"]
+    stage_by_hand(store, _flagged(batch, changes_only=changes_only, until=until))
     if mark_late(store):
         with store.transaction() as cur:
             cur.execute("SELECT node_id, name, from_time, to_time FROM stage_late_windows")
@@ -128,3 +145,36 @@ def test_any_order_and_batching_keeps_what_all_the_assertions_at_once_keep(store
             merged += batch
             rows: list[Any] = model_rows(store, f"{_HISTORY} WHERE node_id = '{node}'")
             assert rows == _kept(merged), f"trial {trial}, after {len(merged)} assertions"
+
+
+def test_batches_staging_only_changes_keep_what_all_the_assertions_at_once_keep(store: EventStore) -> None:
+    # as a large batch stages them: without the assertions repeating one later than every stored
+    # one; assertions mostly arrive in time order, some late, some with the time of another
+    prepare_staging(store)
+    assert stored_until(store) == {"dataset_facets": None, "job_facets": None}
+    seq, left_out, clock = 0, 0, 0  # one clock: the latest stored assertion is the table's
+    for trial in range(12):
+        rng = random.Random(100 + trial)
+        node = f"dataset:ns:c{trial}"
+        arrived: list[Assertion] = []
+        for _ in range(rng.randint(10, 60)):
+            seq += 1
+            clock += rng.choice([0, 1, 1, 2])
+            when = clock - rng.randint(1, 20) if rng.random() < 0.15 else clock
+            value = rng.choice(["h1"] * 6 + ["h2", None])
+            name = rng.choice(["schema", "schema", "dataSource"])
+            arrived.append((node, name, _at(max(0, when)), seq, value, 1 if value is None else 0))
+        merged: list[Assertion] = []
+        low = arrived[0][3] - 1
+        while len(merged) < len(arrived):
+            batch = arrived[len(merged) : len(merged) + rng.randint(1, 12)]
+            until = stored_until(store)["dataset_facets"]
+            left_out += len(_flagged(batch)) - len(_flagged(batch, changes_only=True, until=until))
+            _publish(store, batch, merged, low, batch[-1][3], changes_only=True)
+            low = batch[-1][3]
+            merged += batch
+            rows: list[Any] = model_rows(store, f"{_HISTORY} WHERE node_id = '{node}'")
+            assert rows == _kept(merged), f"trial {trial}, after {len(merged)} assertions"
+            latest = max(row[2] for row in model_rows(store, _HISTORY))
+            assert stored_until(store)["dataset_facets"] == latest
+    assert left_out > 50  # the trials do leave rows out

@@ -39,6 +39,10 @@ READ_HERE_ROWS = 20_000  # reads up to this size are done by the driver (source.
 # at the peak in the driver, where Spark takes many minutes (bench/graph_stage.py).
 GRAPH_HERE_ROWS = 300_000
 GRAPH_HERE_ENDS = 12_000_000
+# A batch of this many events or more stages, of the facet history, the changes and not the
+# assertions that repeat the one before (`frames.changes_to_stage`): the latest stored assertion
+# it needs is a scan of the history tables, which would cost a small batch more than it saves.
+STAGE_CHANGES_FROM = _EVENTS_PER_PARTITION
 INLINE_VALUES = 1_000  # a driver-read batch naming at most this many facet values looks them up in a map
 # While events are being ingested into a single-writer store (SQLite), ingest waits for each
 # merge's write lock: a merge of 200,000 events held it 10-25 s (bench/soak.py). Then a batch
@@ -218,7 +222,8 @@ class Pipeline:
             generic = table is None or source.holds_generic(table)
             # facet values as a literal map when the driver read them all and they are few
             inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
-            frames = model_frames(new, run_events, generic=generic, inline=inline)
+            until = model.stored_until(self.store) if high - low >= STAGE_CHANGES_FROM else None
+            frames = model_frames(new, run_events, generic=generic, inline=inline, stored_until=until)
             kept.extend(frames.persisted)
             publish.stage(self.store, frames.tables, self.shuffle_partitions())
         finally:  # a failed batch leaves nothing in memory either

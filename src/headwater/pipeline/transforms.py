@@ -501,7 +501,8 @@ def _named_value() -> Column:
 
 def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
     """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one;
-    `repeated`: whether it repeats the batch's assertion before it and is not the batch's last."""
+    `repeated`: whether it repeats the batch's assertion before it and is not the batch's last;
+    `prev_from`: the time of the batch's assertion before it (`frames.changes_to_stage`)."""
     rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
         _named_value()
     )
@@ -524,7 +525,9 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
         & (F.col("deleted") == 0)
         & F.lead("seq").over(order).isNotNull()
     )
-    return history.withColumn("repeated", F.when(same, 1).otherwise(0))
+    return history.withColumn("repeated", F.when(same, 1).otherwise(0)).withColumn(
+        "prev_from", F.lag("valid_from").over(order)
+    )
 
 
 def asserted(history: DataFrame, name: str, values: FacetValues) -> DataFrame:

@@ -24,7 +24,7 @@ from headwater.store.model.checkpoint import (
     reset_model,
     waiting,
 )
-from headwater.store.model.history import late_nodes, mark_late, readback_condition
+from headwater.store.model.history import late_nodes, mark_late, readback_condition, stored_until
 from headwater.store.model.lock import PipelineBusy, continuous_lock, pipeline_lock, pipeline_running
 from headwater.store.model.merge import GraphEdit, edit_graph, merge_facts, replace_graph, replace_graph_rows
 from headwater.store.model.staging import TAGGED, StagingTarget, prepare_staging, staging_target
@@ -57,5 +57,6 @@ __all__ = [
     "replace_graph_rows",
     "reset_model",
     "staging_target",
+    "stored_until",
     "waiting",
 ]

@@ -126,6 +126,19 @@ def merge_history(cur: Any, table: Table) -> int:
     return changed
 
 
+def stored_until(store: EventStore) -> dict[str, str | None]:
+    """The time of the latest assertion each facet history table holds (None: it holds none), as
+    the pipeline stages against it (`pipeline.frames.changes_to_stage`). A scan of each table:
+    they keep changes only, a few rows per node and facet."""
+    until: dict[str, str | None] = {}
+    with store.transaction() as cur:
+        for name in HISTORY_TABLES:
+            cur.execute(f"SELECT MAX(valid_from) FROM {name}")
+            row = cur.fetchone()
+            until[name] = None if row is None or row[0] is None else str(row[0])
+    return until
+
+
 def mark_late(store: EventStore) -> int:
     """With a batch's assertions staged: list in `LATE` each (node, name) with a late assertion
     whose value differs from the one in force at its time, and the window to read back (from it
