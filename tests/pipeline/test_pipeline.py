@@ -163,6 +163,7 @@ def test_a_batch_in_one_partition_builds_the_model_a_spread_batch_builds(
     assert plans and not any("BroadcastExchange" in plan for plan in plans)
     plans.clear()
     monkeypatch.setattr(runner, "_EVENTS_PER_PARTITION", 50)  # a batch of 150 is "large"
+    monkeypatch.setattr(runner, "STAGE_CHANGES_FROM", 50)  # and stages the facet history's changes
     Pipeline(spark, store, dogfood=False, batch_events=150).rebuild()
     assert any("BroadcastExchange" in plan for plan in plans)
     assert model_rows(store) == one_partition

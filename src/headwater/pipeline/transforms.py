@@ -506,6 +506,8 @@ def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
     rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
         _named_value()
     )
+    if not one_partition(rows):  # one shuffle for both the aggregate and the window, not one each
+        rows = rows.repartition("node_id", "name")
     asserted = rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
         F.max("value_hash").alias("value_hash")
     )
