@@ -13,7 +13,7 @@ Spark's REST API and Java Flight Recorder on, and print three views of the same 
    stage waits), rows read and shuffled. The stages of a batch overlap: the summary line gives
    the wall time in which at least one stage ran and how busy the executors were meanwhile.
    Then the SQL plan nodes that ran Python (the data source's reads, the staging writes) with
-   their Python time.
+   their Python time, and the generated code that ran longest, with the plan nodes in it.
 3. The JVM's CPU samples (JFR's jdk.ExecutionSample, every 10 ms of a running Java thread; the
    Python workers are other processes, in 2.): the share of samples by kind of work, each sample
    counted once under the first kind whose mark its stack holds (`KINDS`, in that order), then
@@ -241,6 +241,35 @@ def print_stages(stages: list[dict[str, Any]], queries: list[dict[str, Any]]) ->
                     python[node["nodeName"]] += _milliseconds(metric["value"])
     for name, spent in sorted(python.items(), key=lambda item: -item[1]):
         print(f"   Python code run by {name}: {spent / 1000:.1f} s (all tasks)")
+    print_codegen(queries)
+
+
+def print_codegen(queries: list[dict[str, Any]], top: int = 15) -> None:
+    """The whole-stage-generated code that ran longest (its `duration`, all tasks), each with its
+    Spark stage and the plan nodes fused into it, top down: which steps of the plan the
+    executors' JVM time went to. A code's time includes that of the steps feeding it within its
+    stage (reading a cached frame or a shuffle, a sort aggregate, another code, which is listed
+    too), so the figures nest and do not add up. The plan lists a cached frame's plan under each
+    scan of it, with the same figures: each is shown once."""
+    spans = {}
+    for query in queries:
+        nodes = sorted(query.get("nodes", []), key=lambda node: node["nodeId"])
+        for at, node in enumerate(nodes):
+            duration = next((m["value"] for m in node.get("metrics", []) if m["name"] == "duration"), None)
+            if not node["nodeName"].startswith("WholeStageCodegen") or duration is None:
+                continue
+            code = int(node["nodeName"].split("(")[1].rstrip(")"))
+            fused = []
+            for inner in nodes[at + 1 :]:  # its nodes follow it, top down
+                if inner.get("wholeStageCodegenId") != code:
+                    break
+                fused.append(inner["nodeName"])
+            stage = duration.rsplit("(stage ", 1)[-1].split(".")[0] if "(stage " in duration else "?"
+            spans[duration] = (_milliseconds(duration), stage, fused)
+    total = sum(span[0] for span in spans.values())
+    print(f"   whole-stage generated code: {total / 1000:.1f} s (all tasks); the longest:")
+    for spent, stage, fused in sorted(spans.values(), key=lambda span: -span[0])[:top]:
+        print(f"   {spent / 1000:6.1f} s  stage {stage:>4}: {' < '.join(fused)[:140]}")
 
 
 def _milliseconds(value: str) -> float:
