@@ -23,8 +23,9 @@ from typing import Any
 
 import orjson
 
-from headwater.events.facet_refs import containers, facet_hash
+from headwater.events.facet_refs import containers
 from headwater.events.generic import GENERIC_KIND
+from headwater.events.ids import sha256
 from headwater.store.event_facets import MissingFacetValue, fetch_values, load_core, stored_core
 from headwater.store.packing import stored_text
 
@@ -36,6 +37,12 @@ KIND, PAYLOAD, CORE, COUNT = 1, -3, -2, -1
 def hex_of(store_hash: str) -> str:
     """A store facet hash (22 characters of URL-safe base64) as the model's 32 hex digits."""
     return base64.urlsafe_b64decode(store_hash + "==").hex()
+
+
+def hex_hash(canonical: bytes) -> str:
+    """The model's `value_hash` of a facet value's canonical bytes: the 128 bits `facet_hash`
+    keeps, in hex (`hex_of(facet_hash(canonical))`, without the base64 between)."""
+    return sha256(canonical)[:16].hex()
 
 
 def _canonical(value: object) -> bytes:
@@ -115,7 +122,7 @@ class Compactor:
         """A facet value's hash in hex, as the store makes it; the value joins `values` the first
         time this compactor meets it."""
         canonical = _canonical(value)
-        hexed = self._hex(facet_hash(canonical))
+        hexed = hex_hash(canonical)
         if hexed not in self.sent:
             self.sent.add(hexed)
             values[hexed] = canonical.decode()

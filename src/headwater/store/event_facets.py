@@ -24,7 +24,7 @@ import orjson
 
 from headwater.events.facet_refs import FacetValue, containers
 from headwater.events.model import Event
-from headwater.store.packing import pack_value, stored_text
+from headwater.store.packing import pack_value, stored_json, stored_text
 
 Fetch = Callable[[list[str]], dict[str, str]]  # hashes → their values (canonical JSON)
 _CHUNK = 500
@@ -56,7 +56,7 @@ def stored_core(payload: str | bytes, core: bytes | None) -> str | bytes:
 
 def load_core(payload: str | bytes) -> dict[str, Any]:
     """A stored core (facet_count not NULL) as a dict: text, or packed (store/packing.py)."""
-    core: dict[str, Any] = orjson.loads(stored_text(payload))
+    core: dict[str, Any] = orjson.loads(stored_json(payload))
     return core
 
 

@@ -133,11 +133,18 @@ def pack_value(text: bytes) -> bytes:
 
 def unpack(packed: bytes | memoryview) -> str:
     """The text `pack_core` or `pack_value` was given."""
+    return unpack_bytes(packed).decode()
+
+
+def unpack_bytes(packed: bytes | memoryview) -> bytes:
+    """The UTF-8 bytes of the text `pack_core` or `pack_value` was given (for a JSON parser, which
+    reads them without a decoded copy)."""
     packed = bytes(packed)
     unpacker = _codecs.unpackers.get(packed[0])
     if unpacker is None:
         raise PackingError(f"stored value packed in unknown format {packed[0]}: written by a newer release")
-    return unpacker.decompress(packed[1:]).decode()
+    data: bytes = unpacker.decompress(packed[1:])
+    return data
 
 
 def stored_text(value: str | bytes | memoryview) -> str:
@@ -146,6 +153,14 @@ def stored_text(value: str | bytes | memoryview) -> str:
     if isinstance(value, str):
         return unpack(packed_bytes(value)) if value.startswith("~") else value
     return unpack(value)
+
+
+def stored_json(value: str | bytes | memoryview) -> str | bytes:
+    """A stored value as `stored_text` gives it, but packed ones as their UTF-8 bytes: what a JSON
+    parser reads."""
+    if isinstance(value, str):
+        return unpack_bytes(packed_bytes(value)) if value.startswith("~") else value
+    return unpack_bytes(value)
 
 
 def packed_bytes(text: str) -> bytes:
