@@ -20,8 +20,10 @@ from headwater.events.validate import validate_event
 from headwater.pipeline.session import (
     QUICK_JVM_EVENTS,
     QUICK_JVM_OPTIONS,
+    THROUGHPUT_COLLECTOR,
     SparkUnavailable,
     check_java,
+    driver_java_options,
     java_version,
     one_off_jvm_options,
 )
@@ -38,6 +40,31 @@ def test_a_one_off_pass_over_few_events_starts_a_quick_jvm() -> None:
     assert one_off_jvm_options(0) == one_off_jvm_options(QUICK_JVM_EVENTS - 1) == QUICK_JVM_OPTIONS
     assert "TieredStopAtLevel=1" in QUICK_JVM_OPTIONS
     assert one_off_jvm_options(QUICK_JVM_EVENTS) == "", "a large pass wants the C2 compiler"
+
+
+def test_the_driver_collects_garbage_for_throughput_unless_told_which_collector() -> None:
+    assert THROUGHPUT_COLLECTOR in driver_java_options("")
+    assert THROUGHPUT_COLLECTOR in driver_java_options("-Xss4m")
+    quick = driver_java_options(QUICK_JVM_OPTIONS)
+    assert "-XX:+UseSerialGC" in quick and THROUGHPUT_COLLECTOR not in quick, "the caller's collector"
+    assert THROUGHPUT_COLLECTOR not in driver_java_options("-XX:+UseG1GC")
+
+
+_COLLECTOR_SCRIPT = """
+from headwater.pipeline.session import spark_session
+spark = spark_session("local[1]", driver_memory="512m")
+beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+print(sorted(bean.getName() for bean in beans))
+spark.stop()
+"""
+
+
+def test_a_session_started_with_the_defaults_runs_the_parallel_collector() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECTOR_SCRIPT], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "['PS MarkSweep', 'PS Scavenge']"
 
 
 def test_a_missing_java_is_named_with_the_way_to_install_one(
