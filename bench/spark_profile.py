@@ -229,9 +229,11 @@ def print_stages(stages: list[dict[str, Any]], queries: list[dict[str, Any]]) ->
             busy += end - max(start, reach)
             reach = end
     run_total = sum(s["executorRunTime"] for s in done) / 1000
+    collecting = sum(s.get("jvmGcTime", 0) for s in done) / 1000
     print(
         f"   {len(done)} stages ran during {busy:.1f} s; executor run time {run_total:.1f} s "
-        f"({run_total / max(busy, 1e-3):.2f} executors busy on average)"
+        f"({run_total / max(busy, 1e-3):.2f} executors busy on average), of it collecting garbage "
+        f"{collecting:.1f} s"
     )
     python: dict[str, float] = collections.defaultdict(float)
     for query in queries:
