@@ -139,7 +139,7 @@ def spark_session(
         # events in 4 batches: 1,812 -> 547 compilations, 92.8 -> 80.9 s, CPU 153 -> 134 s.
         .config("spark.sql.codegen.cache.maxEntries", "1000")
         # The frames a batch reads more than once are cached for that batch only: compressing
-        # their columns cost more than it saved (a 201,000-event rebuild: 97-101 s -> 92-94 s,
+        # their columns cost more than it saved (a 201,000-event rebuild: 92-101 s -> 85-94 s,
         # bench/README.md); a cache that outgrows memory spills to disk (`frames.KEPT`).
         .config("spark.sql.inMemoryColumnarStorage.compressed", "false")
     )
