@@ -255,7 +255,7 @@ def print_codegen(queries: list[dict[str, Any]], top: int = 15) -> None:
     scan of it, with the same figures: each is shown once."""
     spans = {}
     for query in queries:
-        nodes = sorted(query.get("nodes", []), key=lambda node: node["nodeId"])
+        nodes = sorted(query.get("nodes", []), key=lambda node: node.get("nodeId", 0))
         for at, node in enumerate(nodes):
             duration = next((m["value"] for m in node.get("metrics", []) if m["name"] == "duration"), None)
             if not node["nodeName"].startswith("WholeStageCodegen") or duration is None:
@@ -267,7 +267,7 @@ def print_codegen(queries: list[dict[str, Any]], top: int = 15) -> None:
                     break
                 fused.append(inner["nodeName"])
             stage = duration.rsplit("(stage ", 1)[-1].split(".")[0] if "(stage " in duration else "?"
-            spans[duration] = (_milliseconds(duration), stage, fused)
+            spans.setdefault(duration, (_milliseconds(duration), stage, fused))
     total = sum(span[0] for span in spans.values())
     print(f"   whole-stage generated code: {total / 1000:.1f} s (all tasks); the longest:")
     for spent, stage, fused in sorted(spans.values(), key=lambda span: -span[0])[:top]:

@@ -62,3 +62,41 @@ def test_stages_that_overlap_count_once_in_the_time_stages_ran(capsys: pytest.Ca
     printed = capsys.readouterr().out
     assert "3 stages ran during 13.0 s; executor run time 28.0 s (2.15 executors busy" in printed
     assert "Python code run by MapInArrow: 4.0 s" in printed
+
+
+def _code(node_id: int, code: int, duration: str) -> dict[str, object]:
+    metric = {"name": "duration", "value": f"total (min, med, max (stageId: taskId))\n{duration}"}
+    return {"nodeId": node_id, "nodeName": f"WholeStageCodegen ({code})", "metrics": [metric]}
+
+
+def _fused(node_id: int, name: str, code: int | None) -> dict[str, object]:
+    node: dict[str, object] = {"nodeId": node_id, "nodeName": name, "metrics": []}
+    if code is not None:
+        node["wholeStageCodegenId"] = code
+    return node
+
+
+def test_generated_code_is_listed_longest_first_with_its_stage_and_nodes_once_each(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    joined = "13.9 s (1 ms, 786 ms, 3.2 s (stage 17.0: task 127))"
+    plan = [
+        _fused(0, "MapInArrow", None),
+        _code(4, 2, "6.0 s (1 ms, 3.0 s, 3.0 s (stage 52.0: task 480))"),
+        _fused(5, "Sort", 2),
+        _fused(6, "Exchange", None),
+        _code(12, 5, joined),
+        _fused(13, "Project", 5),
+        _fused(14, "BroadcastHashJoin", 5),
+        _fused(15, "Union", 5),
+        _fused(16, "Project", None),  # not in the code: it ends the list
+        _fused(17, "Filter", 5),  # the same id, further down: another code's
+        _code(30, 5, joined),  # a cached frame's plan listed again under another scan
+        _fused(31, "Project", 5),
+    ]
+    _spark_profile().print_codegen([{"nodes": list(reversed(plan))}])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].strip() == "whole-stage generated code: 19.9 s (all tasks); the longest:"
+    assert " ".join(printed[1].split()) == "13.9 s stage 17: Project < BroadcastHashJoin < Union"
+    assert " ".join(printed[2].split()) == "6.0 s stage 52: Sort"
+    assert len(printed) == 3
