@@ -150,9 +150,8 @@ def unpack_bytes(packed: bytes | memoryview) -> bytes:
 def stored_text(value: str | bytes | memoryview) -> str:
     """A stored value as text: packed (bytes, or `~` and base64), or text as it was written (JSON
     starts with `{`, never `~`)."""
-    if isinstance(value, str):
-        return unpack(packed_bytes(value)) if value.startswith("~") else value
-    return unpack(value)
+    text = stored_json(value)
+    return text if isinstance(text, str) else text.decode()
 
 
 def stored_json(value: str | bytes | memoryview) -> str | bytes:
