@@ -31,9 +31,9 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
@@ -63,6 +63,8 @@ from headwater.store.generic import GenericStored, generic_store
 log = logging.getLogger(__name__)
 
 Partition = tuple[str, int]
+_V = TypeVar("_V", Validated, GenericValidated)
+_R = TypeVar("_R")
 
 
 class _Repeats(logging.Filter):
@@ -270,7 +272,7 @@ class KafkaIngester:
             self.settings.kafka_group_id,
         )
         last_progress = time.monotonic()
-        handover: Handover[Batch] = Handover(self._store_batch)
+        handover: Handover[Batch] = Handover(self._store_batches)
         self._handover = handover
         try:
             while not self._stop.is_set():
@@ -316,24 +318,27 @@ class KafkaIngester:
         batch = self._decode(messages)
         if not batch.next:
             return BatchResult()
-        reason = self._store_batch(batch)
+        reason = self._store_batches([batch])
         if reason is not None:
             self._rewind([batch], reason)
             return None
         self._committed_batches([batch])
         return batch.result
 
-    def _store_batch(self, batch: Batch) -> str | None:
-        """Store the batch durably; None when done, else why it failed (then it must be
-        rewound). Its offsets are for the consumer's thread to commit."""
+    def _store_batches(self, batches: Sequence[Batch]) -> str | None:
+        """Store the batches durably, in one write when the store takes it; None when done, else
+        why it failed (then they must be rewound). Their offsets are for the consumer's thread to
+        commit."""
         received_at = format_ticks(now_ticks())
         try:
-            batch.result = self._store(batch, received_at)
+            results = self._store(batches, received_at)
         except HeadwaterError as exc:
             return exc.message
         except Exception as exc:
             log.exception("storing a Kafka batch failed")
             return f"{type(exc).__name__}: {exc}"
+        for batch, result in zip(batches, results, strict=True):
+            batch.result = result
         self._backoff = 0.0
         return None
 
@@ -409,35 +414,46 @@ class KafkaIngester:
             return self.writer.append_generic_sync(events)
         return generic_store(self.store).append_generic(events, received_at)
 
-    def _store(self, batch: Batch, received_at: str) -> BatchResult:
-        validated, generic = batch.validated, batch.generic
-        assert validated is not None and generic is not None
-        try:
-            stored = self._append(validated.events, received_at)
-        except StoreRefused:
-            stored = self._append_one_by_one(validated, received_at)
-        outcomes: list[Outcome] = list(record_stored(validated, stored))
-        try:
-            generic_stored = self._append_generic(generic.events, received_at)
-        except StoreRefused:
-            generic_stored = self._append_generic_one_by_one(generic, received_at)
-        outcomes += record_generic_stored(generic, generic_stored)
-        new = sum(stored) + sum(answer.new for answer in generic_stored)
-        letters = [
-            _dead_letter(batch.messages[outcome.index], outcome, received_at)
-            for outcome in outcomes
-            if outcome.status == REJECTED
-        ]
+    def _store(self, batches: Sequence[Batch], received_at: str) -> list[BatchResult]:
+        """Append the batches' events in one call, and their generic events in another (each batch
+        on its own when the store refuses the whole), then keep their dead letters."""
+        validated = [_validated(batch.validated) for batch in batches]
+        generic = [_validated(batch.generic) for batch in batches]
+        stored = _each(
+            validated,
+            lambda every: self._append([event for one in every for event in one.events], received_at),
+            lambda one: self._append_one_by_one(one, received_at),
+        )
+        generic_stored = _each(
+            generic,
+            lambda every: self._append_generic([event for one in every for event in one.events], received_at),
+            lambda one: self._append_generic_one_by_one(one, received_at),
+        )
+        results: list[BatchResult] = []
+        letters: list[DeadLetter] = []
+        for batch, valid, kept, generic_valid, generic_kept in zip(
+            batches, validated, stored, generic, generic_stored, strict=True
+        ):
+            outcomes: list[Outcome] = list(record_stored(valid, kept))
+            outcomes += record_generic_stored(generic_valid, generic_kept)
+            new = sum(kept) + sum(answer.new for answer in generic_kept)
+            its_letters = [
+                _dead_letter(batch.messages[outcome.index], outcome, received_at)
+                for outcome in outcomes
+                if outcome.status == REJECTED
+            ]
+            result = BatchResult(
+                stored=new,
+                duplicates=len(kept) + len(generic_kept) - new,
+                dead_letters=len(its_letters),
+            )
+            self._count(batch, outcomes, its_letters, result)
+            results.append(result)
+            letters += its_letters
         if letters:
             self.store.add_dead_letters(letters)
             self._produce_errors(letters)
-        result = BatchResult(
-            stored=new,
-            duplicates=len(stored) + len(generic_stored) - new,
-            dead_letters=len(letters),
-        )
-        self._count(batch, outcomes, letters, result)
-        return result
+        return results
 
     def _append_one_by_one(self, validated: Validated, received_at: str) -> list[bool]:
         """The store refused the batch (not an outage): find the events it refuses; they become
@@ -579,6 +595,31 @@ class KafkaIngester:
                 continue  # nothing fetched from this partition yet
             committed = self._committed.get((topic, partition), max(low, 0))
             metrics.KAFKA_LAG.set(max(high - committed, 0), topic=topic, partition=partition)
+
+
+def _validated(batch: _V | None) -> _V:
+    assert batch is not None, "a batch is validated before it is stored"
+    return batch
+
+
+def _each(
+    batches: Sequence[_V],
+    together: Callable[[Sequence[_V]], list[_R]],
+    alone: Callable[[_V], list[_R]],
+) -> list[list[_R]]:
+    """Each batch's answers (one per event), from one call on all their events (`together`), or,
+    when the store refuses that, from each batch on its own (`alone`: event by event)."""
+    try:
+        answers = together(batches)
+    except StoreRefused:
+        return [alone(batch) for batch in batches]
+    split: list[list[_R]] = []
+    start = 0
+    for batch in batches:
+        end = start + len(batch.events)
+        split.append(answers[start:end])
+        start = end
+    return split
 
 
 def _dead_letter(message: Message, outcome: Outcome, received_at: str) -> DeadLetter:

@@ -16,16 +16,24 @@ What the hand-over keeps of the consumer's promises:
   after it is durable. When storing a batch fails, that batch and every batch handed over after
   it are set aside unstored (`failed`), until the consumer rewinds their partitions to the
   earliest offset among them (`rewind_offsets`) and `resume`s.
-- At most one batch waits while another is stored: memory stays bounded, and a slow store slows
-  the consumer down instead of piling batches up.
+- Memory stays bounded: `put` returns once at most one batch waits. A batch handed over while
+  one already waits is added beside it, then `put` waits for the storing thread to take them, so a
+  slow store slows the consumer down instead of piling batches up: at most three batches are in
+  hand (one being stored, two waiting), as many as when one waited in a queue and the consumer
+  held the next.
+- Batches that wait are stored together: the thread takes every batch waiting when it is free,
+  and `store` writes them in one durable write. A store shared with other writers (SQLite's one
+  writer, several consumer processes) then takes fewer, larger turns when it is busy, and none
+  larger when it is not: a lone batch is stored alone, at once. (A queue of one could not do
+  this: the thread, freed, took the waiting batch before the consumer, blocked on a full queue,
+  woke up to add the next.)
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
@@ -35,26 +43,35 @@ K = TypeVar("K", bound=Hashable)
 
 
 class Handover(Generic[B]):
-    """A thread calling `store(batch)` on each batch `put` to it, in order. `store` returns None
-    when the batch is durable, else why it is not: from then on nothing is stored until
+    """A thread calling `store(batches)` on the batches `put` to it, in order: every batch that
+    waited while the one before was stored, together. `store` returns None when the batches are
+    durable, else why they are not (all of them: one write): from then on nothing is stored until
     `resume`."""
 
-    def __init__(self, store: Callable[[B], str | None], name: str = "headwater-kafka-store") -> None:
+    def __init__(
+        self, store: Callable[[Sequence[B]], str | None], name: str = "headwater-kafka-store"
+    ) -> None:
         self._store = store
-        self._queue: queue.Queue[tuple[B] | None] = queue.Queue(maxsize=1)
+        self._waiting: list[B] = []  # handed over, not yet taken by the thread
+        self._storing = 0  # batches the thread took and has not finished with
+        self._closing = False
         self._stored: list[B] = []  # durable, not yet given back by `stored`
         self._failed: list[B] = []  # the batch that failed, then the batches set aside after it
         self._reason = ""
         self._pending = 0  # handed over and not yet given back by `stored` or `failed`
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def put(self, batch: B) -> None:
-        """Store the batch after those handed over before it; waits while one already waits."""
-        with self._lock:
+        """Store the batch after those handed over before it; when another already waits, it is
+        added beside that one and `put` waits until the thread takes them."""
+        with self._changed:
             self._pending += 1
-        self._queue.put((batch,))
+            self._waiting.append(batch)
+            self._changed.notify_all()
+            while len(self._waiting) > 1:
+                self._changed.wait()
 
     @property
     def pending(self) -> int:
@@ -67,57 +84,68 @@ class Handover(Generic[B]):
 
     def stored(self) -> list[B]:
         """The batches stored since the last call, in the order they were handed over."""
-        with self._lock:
+        with self._changed:
             done, self._stored = self._stored, []
             self._pending -= len(done)
         return done
 
     def drain(self) -> None:
         """Wait until every batch handed over is stored, or set aside after a failure."""
-        self._queue.join()
+        with self._changed:
+            while self._waiting or self._storing:
+                self._changed.wait()
 
     def failed(self) -> tuple[list[B], str]:
         """After `drain`: the batch that failed and those set aside after it, in order (empty when
         none failed), and why the first one failed."""
-        with self._lock:
+        with self._changed:
             self._pending -= len(self._failed)
             return list(self._failed), self._reason
 
     def resume(self) -> None:
         """Store the batches handed over from now on (the failed ones were rewound)."""
-        with self._lock:
+        with self._changed:
             self._failed, self._reason = [], ""
 
     def close(self) -> None:
         """Store what was handed over (unless storing failed), then end the thread."""
-        self._queue.put(None)
+        with self._changed:
+            self._closing = True
+            self._changed.notify_all()
         self._thread.join()
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
-            try:
-                if item is None:
+            with self._changed:
+                while not self._waiting and not self._closing:
+                    self._changed.wait()
+                if not self._waiting:
                     return
-                self._take(item[0])
+                batches, self._waiting = self._waiting, []
+                self._storing = len(batches)
+                self._changed.notify_all()  # a `put` waiting for room returns
+            try:
+                self._take(batches)
             finally:
-                self._queue.task_done()
+                with self._changed:
+                    self._storing = 0
+                    self._changed.notify_all()
 
-    def _take(self, batch: B) -> None:
-        with self._lock:
+    def _take(self, batches: list[B]) -> None:
+        with self._changed:
             if self._failed:
-                self._failed.append(batch)
+                self._failed += batches
                 return
         try:
-            reason = self._store(batch)
-        except Exception as exc:  # the batch is rewound and read again, not lost
+            reason = self._store(batches)
+        except Exception as exc:  # the batches are rewound and read again, not lost
             log.exception("storing a Kafka batch failed")
             reason = f"{type(exc).__name__}: {exc}"
-        with self._lock:
+        with self._changed:
             if reason is None:
-                self._stored.append(batch)
+                self._stored += batches
             else:
-                self._failed, self._reason = [batch], reason
+                self._failed, self._reason = batches, reason
 
 
 def rewind_offsets(firsts: Iterable[Mapping[K, int]]) -> dict[K, int]:
