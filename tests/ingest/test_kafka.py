@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -313,6 +314,44 @@ def test_an_event_the_store_refuses_is_dead_lettered_alone(
     assert stored_count(store) == 4
     (letter,) = store.dead_letters(topic=topic, limit=5, before_id=None)
     assert letter.offset == 3 and "value too long" in letter.error
+
+
+def test_batches_that_wait_for_a_slow_store_are_stored_together_and_a_refusal_stays_alone(
+    broker: Broker,
+    new_topic: Callable[..., str],
+    kafka_settings: MakeSettings,
+    store: EventStore,
+    consumers: list[KafkaIngester],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the store is slow the batches validated meanwhile wait, and are appended in one
+    call; when the store refuses such a call, each batch is stored on its own and only the event
+    it refuses becomes a dead letter."""
+    topic = new_topic(1)
+    producer = broker.producer()
+    for i in range(40):
+        producer.produce(topic, value=_valid(i))
+    assert producer.flush(10) == 0
+    real_append = store.append
+    sizes: list[int] = []
+
+    def slow_picky_append(events: list[Event], received_at: str) -> list[bool]:
+        sizes.append(len(events))
+        time.sleep(0.3)  # the consumer validates the next batches meanwhile
+        if any(event.event_time.startswith("2024-05-01T10:00:13") for event in events):
+            raise StoreRefused("value too long for the column")
+        return real_append(events, received_at)
+
+    monkeypatch.setattr(store, "append", slow_picky_append)
+    settings = kafka_settings(topic, kafka_batch_size=4)
+    ingester = consume(settings, store, consumers)
+    wait_for(lambda: committed_total(settings) == 40, 60, "40 offsets committed")
+    ingester.stop()
+    assert max(sizes) > 4  # batches of 4 messages went to the store together
+    assert stored_count(store) == 39
+    (letter,) = store.dead_letters(topic=topic, limit=5, before_id=None)
+    assert letter.offset == 13 and "value too long" in letter.error
+    assert ingester.totals.consumed == 40 and ingester.totals.stored == 39
 
 
 def test_an_event_nested_too_deep_is_dead_lettered_and_the_consumer_goes_on(

@@ -19,7 +19,8 @@ How it keeps its promises:
   writer. More throughput comes from more consumers (processes) in the same group.
 - Storing beside validating: `run` hands each validated batch to a thread that stores it
   (`kafka_handover`), decodes the next batch meanwhile, and commits the offsets of the batches
-  that thread has stored, in order. When one fails, it and those after it are rewound together.
+  that thread has stored, in order. Batches that waited for the thread are appended together, in
+  one transaction. When one fails, it and those after it are rewound together.
 
 Messages are what the openlineage-python Kafka transport sends: the event's JSON as the value, a
 key such as `run:namespace/name` (used by Kafka for partitioning only), no headers.
