@@ -77,6 +77,12 @@ def main() -> None:
     parser.add_argument(
         "--java-options", default="", metavar="FLAGS", help="JVM flags to try (e.g. -XX:+UseParallelGC)"
     )
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        metavar="FILE",
+        help="also write Spark's stages and SQL plans (with their text and metrics) to FILE, as JSON",
+    )
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="headwater-spark-profile-"))
@@ -106,7 +112,12 @@ def main() -> None:
     context = spark.sparkContext
     port = (context.uiWebUrl or "http://localhost:4040").rsplit(":", 1)[1]
     base = _UI.format(port=port, app=context.applicationId)
-    print_stages(_get(f"{base}/stages"), _get(f"{base}/sql?details=true&planDescription=false&length=10000"))
+    stages = _get(f"{base}/stages")
+    print_stages(stages, _get(f"{base}/sql?details=true&planDescription=false&length=10000"))
+    if args.dump is not None:
+        plans = _get(f"{base}/sql?details=true&planDescription=true&length=10000")
+        args.dump.write_text(json.dumps({"stages": stages, "sql": plans}, indent=1))
+        print(f"   stages and plans written to {args.dump}")
     if not args.no_jfr:
         jvm = spark.sparkContext._jvm
         assert jvm is not None  # a session in this process
