@@ -243,9 +243,11 @@ def values_of(parsed: DataFrame, inline: dict[str, str] | None = None) -> FacetV
     read with get_json_object, which finds nothing in a string that looks like an object). Values
     are canonical JSON (`headwater.pipeline.compact`: sorted keys, so no key twice, compact)."""
     rows = parsed.where(F.col("facet_hash").isNotNull())
-    distinct = rows.select(
-        F.col("facet_hash").alias("hash"), F.col("facet_value").alias("value")
-    ).dropDuplicates(["hash"])
+    # A hash names one text (the hash is of the value's canonical bytes, and the text is those
+    # bytes), so the distinct pairs are the distinct hashes. Spark finds distinct rows with a hash
+    # aggregate, partly before the shuffle; keeping one value per hash (dropDuplicates) was a
+    # sort aggregate, which sorted the batch's 250,000 values (bench/README.md).
+    distinct = rows.select(F.col("facet_hash").alias("hash"), F.col("facet_value").alias("value")).distinct()
     tupled = [f"_tuple{i}" for i in range(len(KEYS))]
     keyed = distinct.select("hash", "value", F.json_tuple("value", *KEYS).alias(*tupled))
     value = F.col("value")
