@@ -133,6 +133,14 @@ def _valid(index: int) -> bytes:
     return orjson.dumps(run_event(event_time=f"2024-05-01T10:00:{index:02d}.000Z"))
 
 
+def produce_valid(broker: Broker, topic: str, count: int, *, keys: int = 0) -> None:
+    """`_valid(0)` ... `_valid(count - 1)` into the topic, keyed `k0` ... in turn when `keys`."""
+    producer = broker.producer()
+    for i in range(count):
+        producer.produce(topic, key=f"k{i % keys}" if keys else None, value=_valid(i))
+    assert producer.flush(10) == 0
+
+
 def test_bad_messages_are_dead_lettered_and_the_partition_moves_on(
     broker: Broker,
     new_topic: Callable[..., str],
@@ -243,10 +251,7 @@ def test_a_store_outage_rewinds_and_retries_the_batch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     topic = new_topic(2)
-    producer = broker.producer()
-    for i in range(40):
-        producer.produce(topic, key=f"k{i % 5}", value=_valid(i))
-    assert producer.flush(10) == 0
+    produce_valid(broker, topic, 40, keys=5)
     fail_appends(monkeypatch, store, {1, 2})
     consume_after_outage(kafka_settings(topic, kafka_batch_size=10), store, consumers, 40)
 
@@ -287,6 +292,25 @@ def test_an_outage_mid_stream_rewinds_the_batches_consumed_after_the_failed_one(
         assert seqs == sorted(seqs)
 
 
+def refuse_second(
+    monkeypatch: pytest.MonkeyPatch, store: EventStore, second: int, *, slow: float = 0.0
+) -> list[int]:
+    """Make the store refuse (not an outage) any append holding the event `_valid(second)`,
+    each append taking `slow` seconds first; returns the number of events of each append."""
+    real_append = store.append
+    sizes: list[int] = []
+
+    def picky_append(events: list[Event], received_at: str) -> list[bool]:
+        sizes.append(len(events))
+        time.sleep(slow)
+        if any(event.event_time.startswith(f"2024-05-01T10:00:{second:02d}") for event in events):
+            raise StoreRefused("value too long for the column")
+        return real_append(events, received_at)
+
+    monkeypatch.setattr(store, "append", picky_append)
+    return sizes
+
+
 def test_an_event_the_store_refuses_is_dead_lettered_alone(
     broker: Broker,
     new_topic: Callable[..., str],
@@ -300,14 +324,7 @@ def test_an_event_the_store_refuses_is_dead_lettered_alone(
     for i in range(5):
         producer.produce(topic, value=_valid(i))
     assert producer.flush(10) == 0
-    real_append = store.append
-
-    def picky_append(events: list[Event], received_at: str) -> list[bool]:
-        if any(event.event_time.startswith("2024-05-01T10:00:03") for event in events):
-            raise StoreRefused("value too long for the column")
-        return real_append(events, received_at)
-
-    monkeypatch.setattr(store, "append", picky_append)
+    refuse_second(monkeypatch, store, 3)
     ingester = consume(kafka_settings(topic), store, consumers)
     wait_for(lambda: ingester.totals.consumed == 5, 30, "5 messages consumed")
     ingester.stop()
@@ -328,21 +345,8 @@ def test_batches_that_wait_for_a_slow_store_are_stored_together_and_a_refusal_st
     call; when the store refuses such a call, each batch is stored on its own and only the event
     it refuses becomes a dead letter."""
     topic = new_topic(1)
-    producer = broker.producer()
-    for i in range(40):
-        producer.produce(topic, value=_valid(i))
-    assert producer.flush(10) == 0
-    real_append = store.append
-    sizes: list[int] = []
-
-    def slow_picky_append(events: list[Event], received_at: str) -> list[bool]:
-        sizes.append(len(events))
-        time.sleep(0.3)  # the consumer validates the next batches meanwhile
-        if any(event.event_time.startswith("2024-05-01T10:00:13") for event in events):
-            raise StoreRefused("value too long for the column")
-        return real_append(events, received_at)
-
-    monkeypatch.setattr(store, "append", slow_picky_append)
+    produce_valid(broker, topic, 40)
+    sizes = refuse_second(monkeypatch, store, 13, slow=0.3)  # the next batches wait meanwhile
     settings = kafka_settings(topic, kafka_batch_size=4)
     ingester = consume(settings, store, consumers)
     wait_for(lambda: committed_total(settings) == 40, 60, "40 offsets committed")
