@@ -53,7 +53,7 @@ class Handover(Generic[B]):
     ) -> None:
         self._store = store
         self._waiting: list[B] = []  # handed over, not yet taken by the thread
-        self._storing = 0  # batches the thread took and has not finished with
+        self._busy = False  # the thread is storing batches it took
         self._closing = False
         self._stored: list[B] = []  # durable, not yet given back by `stored`
         self._failed: list[B] = []  # the batch that failed, then the batches set aside after it
@@ -92,7 +92,7 @@ class Handover(Generic[B]):
     def drain(self) -> None:
         """Wait until every batch handed over is stored, or set aside after a failure."""
         with self._changed:
-            while self._waiting or self._storing:
+            while self._waiting or self._busy:
                 self._changed.wait()
 
     def failed(self) -> tuple[list[B], str]:
@@ -122,13 +122,13 @@ class Handover(Generic[B]):
                 if not self._waiting:
                     return
                 batches, self._waiting = self._waiting, []
-                self._storing = len(batches)
+                self._busy = True
                 self._changed.notify_all()  # a `put` waiting for room returns
             try:
                 self._take(batches)
             finally:
                 with self._changed:
-                    self._storing = 0
+                    self._busy = False
                     self._changed.notify_all()
 
     def _take(self, batches: list[B]) -> None:
