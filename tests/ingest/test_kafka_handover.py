@@ -1,7 +1,7 @@
 """The Kafka consumer's hand-over to its storing thread: batches stored in the order handed over,
-a batch that waited stored together with the next one taken, given back once stored, and after a
-failure that write's batches and every later one set aside until the consumer rewinds them and
-resumes."""
+the batches that waited while another was stored written together, given back once stored, and
+after a failure that write's batches and every later one set aside until the consumer rewinds
+them and resumes."""
 
 from __future__ import annotations
 
