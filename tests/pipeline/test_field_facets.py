@@ -6,6 +6,7 @@ from pyspark.sql import SparkSession
 
 from headwater.pipeline import field_facets as ff
 from headwater.pipeline import transforms as tr
+from headwater.pipeline.facet_history import facet_history
 from tests.pipeline.rows import dataset, facet, parts, rows, run_event, t
 
 
@@ -21,7 +22,7 @@ def test_schema_fields_are_flattened_with_paths(spark: SparkSession) -> None:
     events, values = parts(
         spark, [run_event("r", "COMPLETE", t(1), outputs=[dataset("db", "t", schema=facet(fields=fields))])]
     )
-    history = tr.facet_history(tr.dataset_refs(events), values)
+    history = facet_history(tr.dataset_refs(events), values)
     assert rows(ff.schema_fields(history, values), "path", "position", "type", "description") == [
         ("address", 1, "struct", None),
         ("address.city", 2, "string", "c"),
@@ -77,7 +78,7 @@ def test_column_lineage_reads_new_and_deprecated_forms(spark: SparkSession) -> N
         )
     ]
     events, values = parts(spark, docs)
-    history = tr.facet_history(tr.dataset_refs(events), values)
+    history = facet_history(tr.dataset_refs(events), values)
     lineage = rows(
         ff.column_lineage(history, values),
         "field",

@@ -21,7 +21,7 @@ def test_a_large_batch_stages_no_assertion_repeating_one_later_than_every_stored
 ) -> None:
     node = "dataset:s3://lake:orders"
     # the batch's schema assertions at minutes 1-5, all h1 but a change at 4; `repeated` and
-    # `prev_from` as transforms.facet_history sets them
+    # `prev_from` as facet_history.facet_history sets them
     rows = [
         (node, "schema", _at(1), 1, "h1", 0, 0, None),  # the batch's first
         (node, "schema", _at(2), 2, "h1", 0, 1, _at(1)),

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from headwater.pipeline import transforms as tr
+from headwater.pipeline.facet_history import facet_history
 from tests.pipeline.rows import PRODUCER, dataset, dataset_event, facet, parts, rows, run_event, t
 
 
@@ -87,33 +88,6 @@ def test_a_facet_value_is_hashed_alike_whole_or_split(spark: SparkSession) -> No
     canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     assert row["value_hash"] == hex_of(facet_hash(canonical))
     assert {r["hash"]: r["value"] for r in values.frame.collect()} == {row["value_hash"]: canonical.decode()}
-
-
-def test_dataset_facet_history_deleted_and_untrusted(spark: SparkSession) -> None:
-    docs = [
-        dataset_event(t(1), dataset("db", "t", documentation=facet(description="one"))),
-        dataset_event(t(2), dataset("db", "t", documentation={"_deleted": True})),
-        run_event("r", "START", t(3), outputs=[dataset("db", "t", schema=facet(fields="broken"))]),
-    ]
-    events, values = parts(spark, docs, untrusted={3: ["outputs[0].facets.schema"]})
-    history = tr.facet_history(tr.dataset_refs(events), values)
-    assert rows(history, "node_id", "name", "valid_from", "deleted") == [
-        ("dataset:db:t", "documentation", t(1), 0),
-        ("dataset:db:t", "documentation", t(2), 1),
-    ]
-
-
-def test_facet_history_marks_the_batchs_repeats_but_not_its_last(spark: SparkSession) -> None:
-    # the merge skips a repeat where the batch comes after the stored rows (store/model/history)
-    one, two = facet(description="one"), facet(description="two")
-    gone = {"_deleted": True}
-    values = [one, one, one, two, gone, gone, two, two]
-    docs = [dataset_event(t(i + 1), dataset("db", "t", documentation=v)) for i, v in enumerate(values)]
-    events, facet_values = parts(spark, docs)
-    history = tr.facet_history(tr.dataset_refs(events), facet_values)
-    # the first; two repeats; a change; a deletion and one repeating it (a deletion is never
-    # marked); the one after a deletion; the batch's last, a repeat but the last
-    assert [r[1] for r in rows(history, "valid_from", "repeated")] == [0, 1, 1, 0, 0, 0, 0, 0]
 
 
 def test_dataset_versions_follow_content_not_runs(spark: SparkSession) -> None:
@@ -219,7 +193,7 @@ def test_facet_lookups_agree_in_a_literal_map_and_by_join(spark: SparkSession) -
         frames = {
             "refs": refs.select("node_id", "source_name", "source_uri"),
             "versions": tr.dataset_versions(refs, values),
-            "history": tr.facet_history(refs, values),
+            "history": facet_history(refs, values),
             "symlinks": tr.symlinks(refs, values),
             "runs": tr.runs(events, values),
             "code": tr.run_job_versions(tr.job_refs(events), tr.run_io(refs), values),

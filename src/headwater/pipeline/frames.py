@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from headwater.pipeline import elements, field_facets
 from headwater.pipeline import transforms as t
+from headwater.pipeline.facet_history import facet_history
 
 # How the pipeline keeps the frames it reads more than once: as Spark built them (the default of
 # `DataFrame.cache()`). MEMORY_AND_DISK serialised every cached batch a second time: 10 of 37
@@ -66,8 +67,8 @@ def model_frames(
     run_jobs = t.job_refs(every_event)
 
     versions = keep(t.dataset_versions(run_refs, values))
-    dataset_history = keep(t.facet_history(refs, values))
-    job_history = t.facet_history(job_rows, values)
+    dataset_history = keep(facet_history(refs, values))
+    job_history = facet_history(job_rows, values)
     facets_of_runs = t.run_facets(every_event)
     io = t.run_io(run_refs)
     io_facets = t.run_io_facets(run_refs)
@@ -106,7 +107,7 @@ def _to_stage(history: DataFrame, table: str, stored_until: Mapping[str, str | N
 
 
 def changes_to_stage(history: DataFrame, stored_until: str | None) -> DataFrame:
-    """The assertions of a `transforms.facet_history` frame that the merge can use, when the
+    """The assertions of a `facet_history.facet_history` frame that the merge can use, when the
     latest stored assertion of its table is at `stored_until` (None: none is stored): without
     those that repeat the batch's assertion before them when that one comes after every stored
     assertion.
@@ -131,6 +132,6 @@ def history_frames(parsed: DataFrame, nodes: list[str]) -> dict[str, DataFrame]:
     events = t.events_of(parsed)
     about = F.col("node_id").isin(nodes)
     return {
-        "dataset_facets": t.facet_history(t.dataset_refs(events), values).where(about),
-        "job_facets": t.facet_history(t.job_refs(events), values).where(about),
+        "dataset_facets": facet_history(t.dataset_refs(events), values).where(about),
+        "job_facets": facet_history(t.job_refs(events), values).where(about),
     }

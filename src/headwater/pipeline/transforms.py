@@ -31,7 +31,6 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
-from pyspark.sql.window import Window
 
 from headwater.events.facet_messages import IDENTIFIER
 from headwater.events.generic import GENERIC_KIND
@@ -495,43 +494,10 @@ def datasets(refs: DataFrame, versions: DataFrame) -> DataFrame:
     )
 
 
-def _named_value() -> Column:
+def named_value() -> Column:
     """A facet row (name, value_hash) the model keeps: with a value, and a name within its limit
     (a longer one, stored before the limit, would not fit the facet tables' keys)."""
     return F.col("value_hash").isNotNull() & fits("name", MAX_NAME_BYTES)
-
-
-def facet_history(refs: DataFrame, values: FacetValues) -> DataFrame:
-    """Every facet assertion (node, name, eventTime, seq) with its value hash; `_deleted` ends one;
-    `repeated`: whether it repeats the batch's assertion before it and is not the batch's last;
-    `prev_from`: the time of the batch's assertion before it (`frames.changes_to_stage`)."""
-    rows = refs.select("node_id", "event_time", "seq", F.explode("facets").alias("name", "value_hash")).where(
-        _named_value()
-    )
-    if not one_partition(rows):  # one shuffle for both the aggregate and the window, not one each
-        rows = rows.repartition("node_id", "name")
-    asserted = rows.groupBy("node_id", "name", F.col("event_time").alias("valid_from"), "seq").agg(
-        F.max("value_hash").alias("value_hash")
-    )
-
-    def ends(at: Key) -> Column:  # NULL, not 0, for any other value: a lookup then skips it
-        return F.when(at("_deleted") == "true", 1)
-
-    found = lookup(asserted, F.col("value_hash"), values, _deleted=ends)
-    history = found.withColumn("deleted", F.coalesce("_deleted", F.lit(0))).drop("_deleted")
-    # 1 where the batch's assertion before this one had the same value, and a later one follows:
-    # the model keeps none of those (`headwater.store.model.history`), so the merge skips them
-    # unless the node's facet has stored assertions as late as the batch's
-    order = Window.partitionBy("node_id", "name").orderBy("valid_from", "seq")
-    same = (
-        (F.lag("value_hash").over(order) == F.col("value_hash"))
-        & (F.lag("deleted").over(order) == 0)
-        & (F.col("deleted") == 0)
-        & F.lead("seq").over(order).isNotNull()
-    )
-    return history.withColumn("repeated", F.when(same, 1).otherwise(0)).withColumn(
-        "prev_from", F.lag("valid_from").over(order)
-    )
 
 
 def asserted(history: DataFrame, name: str, values: FacetValues) -> DataFrame:
@@ -665,7 +631,7 @@ def run_facets(run_events: DataFrame) -> DataFrame:
     )
     latest = F.max(F.struct("event_time", "seq", "value_hash"))
     return (
-        rows.where(_named_value())
+        rows.where(named_value())
         .groupBy("run_id", "name")
         .agg(latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"))
     )
@@ -690,7 +656,7 @@ def run_io_facets(refs: DataFrame) -> DataFrame:
     )
     latest = F.max(F.struct("event_time", "seq", "value_hash"))
     return (
-        rows.where(_named_value())
+        rows.where(named_value())
         .groupBy("run_id", "direction", "node_id", "name")
         .agg(latest.value_hash.alias("value_hash"), latest.event_time.alias("event_time"))
     )
