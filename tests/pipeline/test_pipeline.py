@@ -169,6 +169,72 @@ def test_a_batch_in_one_partition_builds_the_model_a_spread_batch_builds(
     assert model_rows(store) == one_partition
 
 
+def _large_batches_of(monkeypatch: pytest.MonkeyPatch, events: int) -> list[tuple[int, int]]:
+    """Batches of `events` or more count as large (spread over partitions, the facet history's
+    changes staged); returns the list of the batches whose merge ran beside the next batch."""
+    monkeypatch.setattr(runner, "_EVENTS_PER_PARTITION", events)
+    monkeypatch.setattr(runner, "STAGE_CHANGES_FROM", events)
+    overlapped: list[tuple[int, int]] = []
+    merging = runner._Merging
+
+    class Counted(merging):  # type: ignore[misc, valid-type]
+        def __init__(self, low: int, high: int, *rest: Any) -> None:
+            overlapped.append((low, high))
+            super().__init__(low, high, *rest)
+
+    monkeypatch.setattr(runner, "_Merging", Counted)
+    return overlapped
+
+
+def test_large_batches_merged_beside_the_next_one_build_the_model_of_one_batch(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # on SQLite a large batch's merge runs while the next large batch is staged on Spark; its
+    # rows reach the store once that merge is done
+    ingest(store, demo)
+    Pipeline(spark, store, dogfood=False, batch_events=len(demo) + 10).rebuild()
+    whole = model_rows(store)
+    overlapped = _large_batches_of(monkeypatch, 20)
+    # batches of 30, the last of them smaller than 20 (in one partition: staged after the merge)
+    assert store.last_seq() % 30 < 20
+    result = Pipeline(spark, store, dogfood=False, batch_events=30).rebuild()
+    assert model_rows(store) == whole
+    assert result.batches == -(-store.last_seq() // 30)
+    assert read_state(store) == (store.last_seq(),) * 2
+    if "sqlite" in store.url:  # PostgreSQL's executors write to the staging tables themselves
+        assert len(overlapped) >= 2
+    else:
+        assert not overlapped
+
+
+def test_a_merge_that_fails_beside_the_next_batch_fails_the_pass_and_publishes_nothing_after_it(
+    spark: SparkSession, store: EventStore, demo: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if "sqlite" not in store.url:
+        pytest.skip("merges run beside the next batch on SQLite only")
+    ingest(store, demo)
+    Pipeline(spark, store, dogfood=False, batch_events=len(demo) + 10).rebuild()
+    whole = model_rows(store)
+    overlapped = _large_batches_of(monkeypatch, 20)
+    merge = runner.model.merge_facts
+    calls: list[int] = []
+
+    def second_fails(target: EventStore, low: int, high: int) -> bool:
+        calls.append(low)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return merge(target, low, high)
+
+    monkeypatch.setattr(runner.model, "merge_facts", second_fails)
+    pipeline = Pipeline(spark, store, dogfood=False, batch_events=30)
+    with pytest.raises(OSError, match="disk full"):
+        pipeline.rebuild()
+    assert overlapped and read_state(store)[0] == 30  # the first batch only
+    monkeypatch.setattr(runner.model, "merge_facts", merge)
+    pipeline.run_once()  # the next pass goes on from the checkpoint
+    assert model_rows(store) == whole
+
+
 def _run_cli(database_url: str, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "HEADWATER_DATABASE_URL": database_url, "HEADWATER_LOG_LEVEL": "warning"}
     return subprocess.Popen(

@@ -73,7 +73,10 @@ def _publish(
             a for a in merged if any(a[0] == w[0] and a[1] == w[1] and w[2] <= a[2] <= w[3] for w in windows)
         ]
         stage_by_hand(store, _flagged(again))
+    # what the next batch stages against while this one merges (pipeline.runner._Merging)
+    until_merged = stored_until(store, staged=True)
     merge_facts(store, low, high)
+    assert stored_until(store) == until_merged
 
 
 def _at(second: int) -> str:

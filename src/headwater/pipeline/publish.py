@@ -65,14 +65,22 @@ def staged_rows(frames: Mapping[str, DataFrame], partitions: int) -> DataFrame:
     return _tagged(frames).coalesce(max(1, partitions))
 
 
-def stage_rows(store: EventStore, rows: DataFrame) -> None:
-    """Stage the rows of `staged_rows` in one Spark job whose executors write in parallel."""
+def stage_rows(store: EventStore, rows: DataFrame, before_collect: Callable[[], None] | None = None) -> None:
+    """Stage the rows of `staged_rows` in one Spark job whose executors write in parallel;
+    `before_collect` is called once they have, before their rows go into the staging tables."""
     target = model.staging_target(store)
     each_partition(rows, target.write)
+    if before_collect is not None:
+        before_collect()
     target.collect(store)
 
 
-def stage(store: EventStore, frames: Mapping[str, DataFrame], partitions: int) -> None:
+def stage(
+    store: EventStore,
+    frames: Mapping[str, DataFrame],
+    partitions: int,
+    before_collect: Callable[[], None] | None = None,
+) -> None:
     """Stage every frame (a model table's rows: `model.TABLES` names its columns) in one Spark
-    job whose executors write in parallel, in at most `partitions` tasks."""
-    stage_rows(store, staged_rows(frames, partitions))
+    job whose executors write in parallel, in at most `partitions` tasks (`stage_rows`)."""
+    stage_rows(store, staged_rows(frames, partitions), before_collect)

@@ -84,6 +84,39 @@ class PassResult:
     stages: dict[str, float] = field(default_factory=dict)
 
 
+class _Merging:
+    """A large batch's merge, run in a thread of its own while the Spark job of the next batch
+    runs (`Pipeline._batch`): on 2 cores the executors sat idle through each merge, and the
+    driver's single-threaded merge and frame building took a fifth of a 1,000,000-event pass.
+    `until`: the facet histories' latest assertions once it is done, for the next batch's frames
+    (`model.stored_until` with the staged ones)."""
+
+    def __init__(
+        self, low: int, high: int, until: dict[str, str | None], merge: Callable[[], object]
+    ) -> None:
+        self.low, self.high, self.until = low, high, until
+        self.seconds = 0.0
+        self.done = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(merge,), name="headwater-merge", daemon=True)
+        self._thread.start()
+
+    def _run(self, merge: Callable[[], object]) -> None:
+        tick = time.perf_counter()
+        try:
+            merge()
+        except BaseException as exc:  # raised again where the pipeline waits for it
+            self._error = exc
+        self.seconds = time.perf_counter() - tick
+
+    def wait(self) -> None:
+        """Wait for the merge; raise what it raised."""
+        self._thread.join()
+        self.done = True
+        if self._error is not None:
+            raise self._error
+
+
 class Pipeline:
     """Builds the lineage model of one store with one SparkSession."""
 
@@ -169,9 +202,19 @@ class Pipeline:
         return self.spark.read.format("headwater").schema(schema).option("url", self.url)
 
     # -- one batch ------------------------------------------------------------------------------
-    def _batch(self, low: int, high: int, result: PassResult) -> None:
+    def _batch(
+        self, low: int, high: int, result: PassResult, merging: _Merging | None, *, overlap: bool
+    ) -> _Merging | None:
+        """Stage and merge the events of (low, high]. `merging`: the batch before's merge, still
+        running; its rows are staged meanwhile when both batches are large and the executors
+        stage into files of their own (`StagingTarget.deferred`), else after it. `overlap`: a
+        large batch follows; then this one's merge is returned running (`_Merging`)."""
         started = time.perf_counter()
         one = self.size_for(high - low)
+        deferred = model.staging_target(self.store).deferred
+        if merging is not None and (one or not deferred):
+            self._merged(merging, result)
+            merging = None
         table = self._read_here(low, high)
         known = self._read_here(low, high, readback=True) if low > 0 else None
         read_here = table is not None and (low == 0 or known is not None)
@@ -179,16 +222,40 @@ class Pipeline:
         tick = time.perf_counter()
         plans = self._batch_plans() if read_here and one else None
         if plans is None or table is None or not plans.stage(self.store, table, earlier):
-            self._stage_batch(low, high, table, known, read_here=read_here)
+            until = merging.until if merging is not None else None
+
+            def merged() -> None:  # the batch before is merged before this one's rows are collected
+                if merging is not None and not merging.done:
+                    self._merged(merging, result)
+
+            self._stage_batch(
+                low, high, table, known, read_here=read_here, until=until, before_collect=merged
+            )
+        if merging is not None and not merging.done:
+            self._merged(merging, result)
         if low > 0:
             self._stage_late(low)
         result.stages["transform+stage"] = (
             result.stages.get("transform+stage", 0.0) + time.perf_counter() - tick
         )
         self.progress("staged")
+        if overlap and deferred and not one:
+            until_next = model.stored_until(self.store, staged=True)
+            return _Merging(low, high, until_next, lambda: model.merge_facts(self.store, low, high))
         tick = time.perf_counter()
         model.merge_facts(self.store, low, high)
-        merged = time.perf_counter() - tick
+        self._published(low, high, time.perf_counter() - tick, result, started)
+        return None
+
+    def _merged(self, merging: _Merging, result: PassResult) -> None:
+        """Wait for a batch's merge running in its thread (`_Merging`), then count it."""
+        merging.wait()
+        self._published(merging.low, merging.high, merging.seconds, result, None)
+
+    def _published(
+        self, low: int, high: int, merged: float, result: PassResult, started: float | None
+    ) -> None:
+        """Count a merged batch: the merge's time (which sizes live batches) and its events."""
         rate = merged / max(1, high - low)
         previous = self._merge_per_event
         self._merge_per_event = rate if previous is None else (rate + previous) / 2
@@ -196,20 +263,31 @@ class Pipeline:
         self.progress("merge")
         result.batches += 1
         result.events += high - low  # seq numbers covered (an upper bound on events: seq has gaps)
+        whole = f" in {time.perf_counter() - started:.1f} s" if started is not None else ""
         log.info(
-            "pipeline batch (%d, %d] published in %.1f s (merge, holding the store's write lock: %.1f s)",
+            "pipeline batch (%d, %d] published%s (merge, holding the store's write lock: %.1f s)",
             low,
             high,
-            time.perf_counter() - started,
+            whole,
             merged,
         )
 
     def _stage_batch(
-        self, low: int, high: int, table: pa.Table | None, known: pa.Table | None, *, read_here: bool
+        self,
+        low: int,
+        high: int,
+        table: pa.Table | None,
+        known: pa.Table | None,
+        *,
+        read_here: bool,
+        until: dict[str, str | None] | None = None,
+        before_collect: Callable[[], None] | None = None,
     ) -> None:
         """Build and stage the model rows of the events of (low, high]; `table` and `known`: the
         events and their runs' earlier events, where the driver read them (`_read_here`);
-        `read_here`: the driver read all the batch needs."""
+        `read_here`: the driver read all the batch needs; `until`: the facet histories' latest
+        assertions, when the caller knows them (`_Merging`); `before_collect`: called once the
+        executors have staged, before their rows go into the store (`publish.stage_rows`)."""
         new = t.parse_events(self._events(low, high, table)).persist(KEPT)
         kept = [new]
         try:
@@ -222,10 +300,13 @@ class Pipeline:
             generic = table is None or source.holds_generic(table)
             # facet values as a literal map when the driver read them all and they are few
             inline = source.few_values(table, known, INLINE_VALUES) if read_here else None
-            until = model.stored_until(self.store) if high - low >= STAGE_CHANGES_FROM else None
+            if high - low < STAGE_CHANGES_FROM:
+                until = None
+            elif until is None:
+                until = model.stored_until(self.store)
             frames = model_frames(new, run_events, generic=generic, inline=inline, stored_until=until)
             kept.extend(frames.persisted)
-            publish.stage(self.store, frames.tables, self.shuffle_partitions())
+            publish.stage(self.store, frames.tables, self.shuffle_partitions(), before_collect)
         finally:  # a failed batch leaves nothing in memory either
             for frame in kept:
                 frame.unpersist()
@@ -398,10 +479,23 @@ class Pipeline:
             # live: events were stored after the last pass started (its own report counts, but a
             # pass that only takes a report is one small batch anyway)
             result.live = self._newest_seen is not None and high > self._newest_seen
-            while checkpoint < high and not (stop and stop.is_set()):
-                upper = min(checkpoint + self._batch_size(result, high), high)
-                self._batch(checkpoint, upper, result)
-                checkpoint = upper
+            merging: _Merging | None = None
+            try:
+                while checkpoint < high and not (stop and stop.is_set()):
+                    upper = min(checkpoint + self._batch_size(result, high), high)
+                    overlap = not result.live and high - upper >= _EVENTS_PER_PARTITION
+                    merging = self._batch(checkpoint, upper, result, merging, overlap=overlap)
+                    checkpoint = upper
+                if merging is not None:
+                    self._merged(merging, result)
+            finally:  # the lock is held until the merge under way is done, whatever happened
+                if merging is not None and not merging.done:
+                    try:
+                        merging.wait()
+                    except Exception:
+                        log.exception(
+                            "pipeline: the merge of batch (%d, %d] failed", merging.low, merging.high
+                        )
             checkpoint, graph_checkpoint = model.read_state(self.store)
             if graph_checkpoint < checkpoint and not (stop and stop.is_set()):
                 self._graph(checkpoint, result)

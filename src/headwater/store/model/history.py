@@ -126,14 +126,20 @@ def merge_history(cur: Any, table: Table) -> int:
     return changed
 
 
-def stored_until(store: EventStore) -> dict[str, str | None]:
+def stored_until(store: EventStore, *, staged: bool = False) -> dict[str, str | None]:
     """The time of the latest assertion each facet history table holds (None: it holds none), as
     the pipeline stages against it (`pipeline.frames.changes_to_stage`). A scan of each table:
-    they keep changes only, a few rows per node and facet."""
+    they keep changes only, a few rows per node and facet. `staged`: as it will be once the
+    staged assertions are merged (the latest of the table's and the staged ones: a merge keeps
+    each (node, name)'s last assertion, and deletes none later than one it keeps)."""
     until: dict[str, str | None] = {}
     with store.transaction() as cur:
         for name in HISTORY_TABLES:
-            cur.execute(f"SELECT MAX(valid_from) FROM {name}")
+            latest = f"SELECT MAX(valid_from) AS t FROM {name}"
+            if staged:
+                staged_latest = f"SELECT MAX(valid_from) FROM {TABLES[name].stage}"
+                latest = f"SELECT MAX(t) FROM ({latest} UNION ALL {staged_latest}) u"
+            cur.execute(latest)
             row = cur.fetchone()
             until[name] = None if row is None or row[0] is None else str(row[0])
     return until

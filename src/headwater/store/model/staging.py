@@ -90,6 +90,12 @@ class StagingTarget:
         else:
             _sqlite_partition(self.folder, table_rows(batches))
 
+    @property
+    def deferred(self) -> bool:
+        """Whether the executors' rows reach the store only when the driver collects them (SQLite:
+        files of their own), so that the merge of the batch before may run while they stage."""
+        return self.folder is not None
+
     def collect(self, store: EventStore) -> None:
         """In the driver, once every executor has written: SQLite copies the executors' files
         into the staging tables (PostgreSQL's executors wrote there already)."""
