@@ -293,20 +293,45 @@ class EventFactory:
             out.append(self._event(job, run_id, kind, _iso(moment), parent))
         return out
 
-    def stream(self, n: int, *, seed: int = 0, start: datetime | None = None) -> Iterator[dict[str, Any]]:
-        """n distinct events, grouped into runs of 2-6 events (what producers send), times rising."""
+    def stream(
+        self, n: int, *, seed: int = 0, start: datetime | None = None, run_ids: str = "v4"
+    ) -> Iterator[dict[str, Any]]:
+        """n distinct events, grouped into runs of 2-6 events (what producers send), times rising.
+        `run_ids`: "v4", random UUIDs; "v7", UUIDs that begin with their run's start time (in
+        milliseconds, RFC 9562's version 7), which the OpenLineage Python client generates
+        since its 1.15."""
+        if run_ids not in RUN_ID_KINDS:
+            raise ValueError(f"run_ids must be one of {RUN_ID_KINDS}, not {run_ids!r}")
         rng = random.Random(seed)
         moment = start or datetime(2025, 1, 1, tzinfo=UTC) + timedelta(days=seed % 1000)
         sent = 0
-        parent = (str(uuid.UUID(int=rng.getrandbits(128), version=4)), "dag_ingest.orders")
+
+        def new_id() -> str:
+            if run_ids == "v7":
+                return _uuid7(rng, moment)
+            return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+        parent = (new_id(), "dag_ingest.orders")
         while sent < n:
             size = min(rng.randint(2, 6), n - sent)
             if rng.random() < 0.1:
-                parent = (str(uuid.UUID(int=rng.getrandbits(128), version=4)), f"dag_{rng.randrange(50)}.run")
-            run_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+                parent = (new_id(), f"dag_{rng.randrange(50)}.run")
+            run_id = new_id()
             yield from self.run_events(run_id, size, moment, parent=parent)
             sent += size
             moment += timedelta(seconds=1, microseconds=rng.randrange(10**6))
+
+
+RUN_ID_KINDS = ("v4", "v7")
+
+
+def _uuid7(rng: random.Random, moment: datetime) -> str:
+    """A version-7 UUID: 48 bits of Unix milliseconds, then the version, 74 random bits and the
+    RFC 4122 variant, so that ids of later runs sort after those of earlier ones."""
+    millis = int(moment.timestamp() * 1000) & (2**48 - 1)
+    tail = rng.getrandbits(74)
+    value = (millis << 80) | (0x7 << 76) | ((tail >> 62) << 64) | (0b10 << 62) | (tail & (2**62 - 1))
+    return str(uuid.UUID(int=value))
 
 
 def _iso(moment: datetime) -> str:

@@ -3,10 +3,16 @@
 
     .venv/bin/python bench/kafka.py                         # 200,000 events, both backends
     .venv/bin/python bench/kafka.py --events 20000 --backend sqlite
+    .venv/bin/python bench/kafka.py --run-ids v7            # time-ordered runIds, as recent clients send
 
 "Durable" is read from the consumer group's committed offsets: the consumer commits a batch only
 after the store's commit returned, so committed = N means N events stored. The store is counted
 afterwards to check it.
+
+The runIds are random (version 4) by default, the costlier kind for the store: each new run's
+index entry lands on a page of its own. The OpenLineage Python client (1.15 and later) sends
+version-7 runIds, which begin with the run's start time (`--run-ids v7`; bench/README.md, "Kafka
+on SQLite: what a commit writes").
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from _common import (
     REPO,
+    RUN_ID_KINDS,
     VENV_BIN,
     Database,
     EventFactory,
@@ -105,8 +112,8 @@ def message_key(event: dict[str, Any]) -> str:
     return f"run:{job['namespace']}/{job['name']}"
 
 
-def produce(broker: Tansu, topic: str, count: int, seed: int) -> tuple[int, float]:
-    """Produce `count` distinct events; returns (bytes, seconds)."""
+def produce(broker: Tansu, topic: str, count: int, seed: int, run_ids: str) -> tuple[int, float]:
+    """Produce `count` distinct events (`run_ids`: `EventFactory.stream`'s); returns (bytes, seconds)."""
     factory = EventFactory(seed=seed)
     producer = Producer(
         {
@@ -119,7 +126,7 @@ def produce(broker: Tansu, topic: str, count: int, seed: int) -> tuple[int, floa
     )
     size = 0
     started = time.perf_counter()
-    for i, event in enumerate(factory.stream(count, seed=seed)):
+    for i, event in enumerate(factory.stream(count, seed=seed, run_ids=run_ids)):
         value = orjson.dumps(event)
         size += len(value)
         producer.produce(topic, key=message_key(event), value=value)
@@ -264,6 +271,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--processes", type=int, help="`headwater consume --processes` [its default: two per core, at most 4]"
     )
+    p.add_argument(
+        "--run-ids",
+        choices=RUN_ID_KINDS,
+        default="v4",
+        help="the events' runIds: random (v4), or beginning with the run's start time (v7, what the "
+        "OpenLineage Python client generates since 1.15) [v4]",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     p.add_argument("--workdir", help="scratch folder (default: a new temporary one, removed afterwards)")
@@ -284,8 +298,11 @@ def main(argv: list[str] | None = None) -> int:
         topic = f"openlineage.events.{uuid.uuid4().hex[:6]}"
         broker.create_topic(topic, args.partitions)
         log(f"producing {args.events:,} events into {topic} ({args.partitions} partitions)…")
-        size, seconds = produce(broker, topic, args.events, args.seed)
-        log(f"produced {size / 1e6:,.0f} MB ({size / args.events:,.0f} B/event) in {seconds:.1f} s")
+        size, seconds = produce(broker, topic, args.events, args.seed, args.run_ids)
+        log(
+            f"produced {size / 1e6:,.0f} MB ({size / args.events:,.0f} B/event, {args.run_ids} runIds) "
+            f"in {seconds:.1f} s"
+        )
         figures.append(
             Figure(
                 "-", "produced (librdkafka)", args.events / seconds, "events/s", note=f"{size / 1e6:,.0f} MB"
