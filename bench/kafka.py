@@ -263,7 +263,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--events", type=int, default=200_000, help="events produced and consumed [200,000]")
     p.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     p.add_argument("--partitions", type=int, default=4, help="partitions of the topic [4]")
-    p.add_argument("--batch-size", type=int, default=2_000, help="HEADWATER_KAFKA_BATCH_SIZE [2,000]")
+    p.add_argument("--batch-size", type=int, default=4_000, help="HEADWATER_KAFKA_BATCH_SIZE [4,000]")
     p.add_argument(
         "--kafka-options",
         help="more librdkafka settings of the consumer: KEY=VALUE,... (HEADWATER_KAFKA_OPTIONS)",

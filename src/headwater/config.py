@@ -248,7 +248,7 @@ class Settings:
         "headwater", "Consumer group: consumers of one group share the partitions and its committed offsets."
     )
     kafka_batch_size: int = _setting(
-        2_000, "Most messages consumed, stored in one durable commit and acknowledged together.", _count
+        4_000, "Most messages consumed, stored in one durable commit and acknowledged together.", _count
     )
     kafka_poll_timeout: float = _setting(
         0.5, "Seconds the consumer waits for a batch to fill before storing what has come.", float
