@@ -129,6 +129,9 @@ def spark_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
         .config("spark.python.worker.reuse", "true")
+        # PySpark's daemon, importing PySpark from the installed package rather than from
+        # Spark's zip of it, which every daemon compiled again as it started (worker_daemon.py)
+        .config("spark.python.daemon.module", "headwater.pipeline.worker_daemon")
         .config("spark.driver.memory", driver_memory)
         # PySpark reports the Python call site of every column function to the JVM (five py4j
         # calls each) for error messages; the pipeline builds ~900 of them a batch, so that was
