@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from headwater.pipeline.frames import changes_to_stage
+from pyspark.sql import DataFrame, SparkSession
+
+from headwater.pipeline.frames import changes_to_stage, model_frames
+from tests.pipeline.rows import dataset, dataset_event, facet, run_event, stored, t
 
 _COLUMNS = (
     "node_id string, name string, valid_from string, seq long, value_hash string, deleted long, "
@@ -39,3 +43,61 @@ def test_a_large_batch_stages_no_assertion_repeating_one_later_than_every_stored
     assert staged("2024-05-01T10:01:30.000Z") == [1, 2, 4, 5]
     assert staged(_at(2)) == [1, 2, 3, 4, 5]  # one stored as late as 2 may sort after it
     assert staged(_at(9)) == [1, 2, 3, 4, 5]
+
+
+@contextmanager
+def _whole_stage_code(spark: SparkSession) -> Iterator[None]:
+    """Whole-stage code generation on, as a large batch has it (`Pipeline.size_for`)."""
+    names = ("spark.sql.codegen.wholeStage", "spark.sql.codegen.factoryMode")
+    before = {name: spark.conf.get(name, None) for name in names}
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK")
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)
+
+
+def _generated_code(frame: DataFrame) -> list[str]:
+    """The Java source of the frame's whole-stage generated code, one text per stage."""
+    jvm = frame.sparkSession.sparkContext._jvm
+    assert jvm is not None
+    plan = frame._jdf.queryExecution().executedPlan()
+    stages = jvm.org.apache.spark.sql.execution.debug.package.codegenStringSeq(plan)
+    return [stages.apply(i)._2() for i in range(stages.size())]
+
+
+def test_a_batch_s_frames_built_again_generate_the_same_code(spark: SparkSession) -> None:
+    """Spark compiles generated code once per text (its code cache), and the JVM's compilers then
+    work on it: frames built for the next batch must generate the same text, or each large batch
+    pays both again. PySpark's higher-order functions named their lambdas' variables afresh each
+    time (`x_49`, then `x_79`), and those names are in the code."""
+    schema = facet(fields=[{"name": "id", "type": "int"}])
+    docs = [
+        run_event(
+            "r1",
+            "COMPLETE",
+            t(1),
+            inputs=[dataset("s3://lake", "orders", schema=schema)],
+            outputs=[dataset("s3://lake", "totals", **{"schema": schema, "odd.name": facet(v=1)})],
+            run_facets={"nominalTime": facet(nominalStartTime="2026-01-01T00:00:00Z")},
+            job_facets={"sql": facet(query="select 1")},
+        ),
+        dataset_event(t(2), dataset("s3://lake", "orders", schema=schema)),
+    ]
+    # a facet that broke its schema: its path is filtered, which is where the lambdas run
+    # kept as a batch keeps its events: a plan over local rows is folded away, with no code
+    events = stored(spark, docs, untrusted={1: ['outputs[0].facets["odd.name"]']}).persist()
+    with _whole_stage_code(spark):
+        first, second = (
+            {name: _generated_code(frame) for name, frame in model_frames(events, events).tables.items()}
+            for _ in range(2)
+        )
+    events.unpersist()
+    assert first == second
+    lambdas = [code for codes in first.values() for code in codes if "AtomicReference" in code]
+    assert lambdas, "the lambdas' variables are in the generated code (what the test compares)"

@@ -116,20 +116,37 @@ def job_node(namespace: Column, name: Column) -> Column:
     return F.concat(F.lit("job:"), namespace, F.lit(":"), name)
 
 
-def _trusted(facets: Column, prefix: Column) -> Column:
-    """The facets whose path is not listed as untrusted (a facet that broke its schema). Most
-    events list none: their facets are not filtered (a path built and looked up per facet), as
-    `headwater.events.facets.facet_path` writes it: `prefix.name` for a name that is an
-    identifier, else the name quoted as JSON in brackets (`run.facets["spark.logicalPlan"]`)."""
-    every = F.coalesce(facets, F.create_map().cast(_FACETS))
-    container = F.regexp_replace(prefix, r"\.$", "")
+def sql_text(text: str) -> str:
+    """`text` as a Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-    def path(name: Column) -> Column:
-        quoted = F.concat(container, F.to_json(F.array(name)))
-        return F.when(name.rlike(f"^{IDENTIFIER}$"), F.concat(prefix, name)).otherwise(quoted)
 
-    return F.when(F.size("untrusted") == 0, every).otherwise(
-        F.map_filter(every, lambda k, _v: ~F.array_contains(F.col("untrusted"), path(k)))
+# The lambdas of higher-order functions (map_filter, forall) are written in SQL text, not with
+# PySpark's `F.map_filter(col, lambda k, v: ...)`: PySpark names a lambda's variables afresh each
+# time (`x_49`, then `x_79` in the next batch's frames), the names reach the generated code, and
+# so the 33 largest generated classes of each large batch were new text: Spark's code cache
+# missed, Janino compiled them again and the JIT compiled them again, on the executors' cores.
+# In SQL the variables keep the names written (bench/README.md).
+_NAME_IS_IDENTIFIER = f"k RLIKE {sql_text(f'^{IDENTIFIER}$')}"
+_LAST_DOT = sql_text(r"\.$")
+
+
+def _trusted(facets: str, prefix: str) -> Column:
+    """The facets (`facets`, SQL naming a map of them) whose path is not listed as untrusted (a
+    facet that broke its schema). Most events list none: their facets are not filtered (a path
+    built and looked up per facet), as `headwater.events.facets.facet_path` writes it: `prefix`
+    (SQL giving the container's path and a dot) and the name for a name that is an identifier,
+    else the name quoted as JSON in brackets (`run.facets["spark.logicalPlan"]`).
+
+    Its lambda is SQL text, as every lambda of the pipeline (above)."""
+    every = f"coalesce({facets}, CAST(map() AS MAP<STRING, STRING>))"
+    path = (
+        f"CASE WHEN {_NAME_IS_IDENTIFIER} THEN concat({prefix}, k) "
+        f"ELSE concat(regexp_replace({prefix}, {_LAST_DOT}, ''), to_json(array(k))) END"
+    )
+    return F.expr(
+        f"CASE WHEN size(untrusted) = 0 THEN {every} "
+        f"ELSE map_filter({every}, (k, v) -> NOT array_contains(untrusted, {path})) END"
     )
 
 
@@ -173,6 +190,11 @@ def fits(text: Column | str, limit: int) -> Column:
 
 
 def _within_limits() -> Column:
+    named_sql = " AND ".join(  # `named` of a lambda's `entity`, in SQL (lambdas are SQL text)
+        f"coalesce(octet_length(entity.{key}) <= {limit}, true)"
+        for key, limit in (("namespace", MAX_NAMESPACE_BYTES), ("name", MAX_NAME_BYTES))
+    )
+
     def named(entity: Column) -> Column:
         return fits(entity["namespace"], MAX_NAMESPACE_BYTES) & fits(entity["name"], MAX_NAME_BYTES)
 
@@ -181,7 +203,10 @@ def _within_limits() -> Column:
         *(fits(column, MAX_RUN_ID_BYTES) for column in ("run_id", "parent_run_id", "root_run_id")),
         named(doc["job"]),
         named(doc["dataset"]),
-        *(F.coalesce(F.forall(doc[side], named), F.lit(True)) for side in ("inputs", "outputs")),
+        *(
+            F.coalesce(F.expr(f"forall(doc.{side}, entity -> {named_sql})"), F.lit(True))
+            for side in ("inputs", "outputs")
+        ),
     ]
     return reduce(operator.and_, checks)
 
@@ -331,16 +356,16 @@ _REF_COLUMNS = ["seq", "event_time", "run_id", "untrusted"]
 def _side(events: DataFrame, side: str, role: str, io_key: str) -> DataFrame:
     """The datasets of one side of run and job events (`inputs` or `outputs`)."""
 
-    def prefix(key: str) -> Column:
-        return F.concat(F.lit(f"{side}["), F.col("pos"), F.lit(f"].{key}."))
+    def prefix(key: str) -> str:
+        return f"concat({sql_text(side + '[')}, pos, {sql_text('].' + key + '.')})"
 
     return events.select(*_REF_COLUMNS, F.posexplode(f"doc.{side}").alias("pos", "d")).select(
         *_REF_COLUMNS,
         F.lit(role).alias("role"),
         "d.namespace",
         "d.name",
-        _trusted(F.col("d.facets"), prefix("facets")).alias("facets"),
-        _trusted(F.col(f"d.{io_key}"), prefix(io_key)).alias("io_facets"),
+        _trusted("d.facets", prefix("facets")).alias("facets"),
+        _trusted(f"d.{io_key}", prefix(io_key)).alias("io_facets"),
     )
 
 
@@ -355,7 +380,7 @@ def dataset_refs(events: DataFrame) -> DataFrame:
         F.lit("static").alias("role"),
         F.col("doc.dataset.namespace").alias("namespace"),
         F.col("doc.dataset.name").alias("name"),
-        _trusted(F.col("doc.dataset.facets"), F.lit("dataset.facets.")).alias("facets"),
+        _trusted("doc.dataset.facets", sql_text("dataset.facets.")).alias("facets"),
         F.create_map().cast(_FACETS).alias("io_facets"),
     )
     refs = union(inputs, outputs, static)
@@ -371,7 +396,7 @@ def job_refs(events: DataFrame) -> DataFrame:
         F.col("doc.job.namespace").alias("namespace"),
         F.col("doc.job.name").alias("name"),
         job_node(F.col("doc.job.namespace"), F.col("doc.job.name")).alias("node_id"),
-        _trusted(F.col("doc.job.facets"), F.lit("job.facets.")).alias("facets"),
+        _trusted("doc.job.facets", sql_text("job.facets.")).alias("facets"),
     )
 
 
@@ -627,7 +652,7 @@ def run_facets(run_events: DataFrame) -> DataFrame:
         "run_id",
         "event_time",
         "seq",
-        F.explode(_trusted(F.col("doc.run.facets"), F.lit("run.facets."))).alias("name", "value_hash"),
+        F.explode(_trusted("doc.run.facets", sql_text("run.facets."))).alias("name", "value_hash"),
     )
     latest = F.max(F.struct("event_time", "seq", "value_hash"))
     return (
