@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, SparkSession
 
+from headwater.pipeline import transforms as tr
 from headwater.pipeline.frames import changes_to_stage, model_frames
 from tests.pipeline.rows import dataset, dataset_event, facet, run_event, stored, t
 
@@ -101,3 +102,26 @@ def test_a_batch_s_frames_built_again_generate_the_same_code(spark: SparkSession
     assert first == second
     lambdas = [code for codes in first.values() for code in codes if "AtomicReference" in code]
     assert lambdas, "the lambdas' variables are in the generated code (what the test compares)"
+
+
+def test_a_first_batch_generates_the_code_of_the_batches_after_it(spark: SparkSession) -> None:
+    """A large first batch reads its runs' earlier events back (there are none) and compares
+    with no stored assertion as with one (`Pipeline._stage_batch`, `changes_to_stage`): its plans
+    are those of the large batches after it, which then compile no code of their own."""
+    orders = dataset("s3://lake", "orders", schema=facet(fields=[{"name": "id", "type": "int"}]))
+    docs = [run_event(f"r{i}", "COMPLETE", t(10 + i), outputs=[orders]) for i in range(3)]
+    tables = ("dataset_facets", "job_facets")
+
+    def code(earlier_docs: list[dict[str, object]], until: str | None) -> dict[str, list[str]]:
+        new = stored(spark, docs).persist()
+        run_events = tr.union(new, stored(spark, earlier_docs)).persist()
+        built = model_frames(new, run_events, stored_until=dict.fromkeys(tables, until))
+        found = {name: _generated_code(frame) for name, frame in built.tables.items()}
+        run_events.unpersist()
+        new.unpersist()
+        return found
+
+    with _whole_stage_code(spark):
+        first = code([], None)  # nothing before it, nothing stored
+        later = code([run_event("r0", "START", t(5), outputs=[orders])], t(4))
+    assert first == later
