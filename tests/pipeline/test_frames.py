@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pyspark.sql import DataFrame, SparkSession
 
 from headwater.pipeline import transforms as tr
-from headwater.pipeline.frames import changes_to_stage, model_frames
+from headwater.pipeline.frames import ModelFrames, changes_to_stage, model_frames
 from tests.pipeline.rows import dataset, dataset_event, facet, run_event, stored, t
 
 _COLUMNS = (
@@ -72,6 +72,15 @@ def _generated_code(frame: DataFrame) -> list[str]:
     return [stages.apply(i)._2() for i in range(stages.size())]
 
 
+def _code_of(frames: ModelFrames) -> dict[str, list[str]]:
+    """Each table's generated code; the frames kept to build them are freed (a later test in the
+    session's Spark finds its cache empty)."""
+    try:
+        return {name: _generated_code(frame) for name, frame in frames.tables.items()}
+    finally:
+        frames.release()
+
+
 def test_a_batch_s_frames_built_again_generate_the_same_code(spark: SparkSession) -> None:
     """Spark compiles generated code once per text (its code cache), and the JVM's compilers then
     work on it: frames built for the next batch must generate the same text, or each large batch
@@ -94,11 +103,14 @@ def test_a_batch_s_frames_built_again_generate_the_same_code(spark: SparkSession
     # kept as a batch keeps its events: a plan over local rows is folded away, with no code
     events = stored(spark, docs, untrusted={1: ['outputs[0].facets["odd.name"]']}).persist()
     with _whole_stage_code(spark):
-        first, second = (
-            {name: _generated_code(frame) for name, frame in model_frames(events, events).tables.items()}
-            for _ in range(2)
-        )
+        builds = [model_frames(events, events) for _ in range(2)]
+        try:
+            first, second = ({name: _generated_code(f) for name, f in b.tables.items()} for b in builds)
+        finally:  # a later test in the session's Spark finds its cache empty
+            for build in builds:
+                build.release()
     events.unpersist()
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty(), "nothing left cached"
     assert first == second
     lambdas = [code for codes in first.values() for code in codes if "AtomicReference" in code]
     assert lambdas, "the lambdas' variables are in the generated code (what the test compares)"
@@ -115,8 +127,7 @@ def test_a_first_batch_generates_the_code_of_the_batches_after_it(spark: SparkSe
     def code(earlier_docs: list[dict[str, object]], until: str | None) -> dict[str, list[str]]:
         new = stored(spark, docs).persist()
         run_events = tr.union(new, stored(spark, earlier_docs)).persist()
-        built = model_frames(new, run_events, stored_until=dict.fromkeys(tables, until))
-        found = {name: _generated_code(frame) for name, frame in built.tables.items()}
+        found = _code_of(model_frames(new, run_events, stored_until=dict.fromkeys(tables, until)))
         run_events.unpersist()
         new.unpersist()
         return found
@@ -125,3 +136,4 @@ def test_a_first_batch_generates_the_code_of_the_batches_after_it(spark: SparkSe
         first = code([], None)  # nothing before it, nothing stored
         later = code([run_event("r0", "START", t(5), outputs=[orders])], t(4))
     assert first == later
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty(), "nothing left cached"
