@@ -117,10 +117,13 @@ class BatchPlans:
 
     def _build(self, shape: Shape, events: _Leaf, earlier: _Leaf) -> _Built:
         new = t.parse_events(events.frame)
-        run_events = t.union(new, t.parse_events(earlier.frame)) if shape.earlier else new
+        firsts = [new]  # kept: the union of the batch and its earlier events as its two parts
+        run_events = new
+        if shape.earlier:
+            firsts.append(t.parse_events(earlier.frame))
+            run_events = t.union(*firsts)
         frames = model_frames(new, run_events, generic=shape.generic)
         frames.release()  # built to be run again: each pass keeps fresh ones (`stage`)
-        firsts = [new] if run_events is new else [new, run_events]
         built = _Built(tuple(firsts + frames.persisted), publish.staged_rows(frames.tables, 1))
         self._built[shape] = built
         return built

@@ -297,9 +297,10 @@ class Pipeline:
             # after it, whose generated code Spark then takes from its cache, compiled and warm,
             # instead of compiling 154 classes of its own for the second batch (bench/README.md).
             if (low > 0 and (known is None or known.num_rows)) or (low == 0 and table is None):
-                earlier = self._events(low, high, known, readback=True)
-                run_events = t.union(new, t.parse_events(earlier)).persist(KEPT)
-                kept.append(run_events)
+                # the earlier events kept on their own: a kept union held a second copy of `new`
+                earlier = t.parse_events(self._events(low, high, known, readback=True)).persist(KEPT)
+                kept.append(earlier)
+                run_events = t.union(new, earlier)
             # a batch the driver read is known to hold generic events or not; their tables need none
             generic = table is None or source.holds_generic(table)
             # facet values as a literal map when the driver read them all and they are few
