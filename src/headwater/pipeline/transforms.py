@@ -189,22 +189,23 @@ def fits(text: Column | str, limit: int) -> Column:
     return F.coalesce(F.octet_length(text) <= limit, F.lit(True))
 
 
-def _within_limits() -> Column:
-    named_sql = " AND ".join(  # `named` of a lambda's `entity`, in SQL (lambdas are SQL text)
-        f"coalesce(octet_length(entity.{key}) <= {limit}, true)"
+def named_within_limits(entity: str) -> str:
+    """SQL: whether the namespace and name of `entity` (SQL naming a struct with both, a lambda's
+    variable included) are within their limits (NULL fits), as `fits` reads them. In SQL text
+    because lambdas are (above); the struct columns use it too, so the rule is written once."""
+    return " AND ".join(
+        f"coalesce(octet_length({entity}.{key}) <= {limit}, true)"
         for key, limit in (("namespace", MAX_NAMESPACE_BYTES), ("name", MAX_NAME_BYTES))
     )
 
-    def named(entity: Column) -> Column:
-        return fits(entity["namespace"], MAX_NAMESPACE_BYTES) & fits(entity["name"], MAX_NAME_BYTES)
 
-    doc = F.col("doc")
+def _within_limits() -> Column:
     checks = [
         *(fits(column, MAX_RUN_ID_BYTES) for column in ("run_id", "parent_run_id", "root_run_id")),
-        named(doc["job"]),
-        named(doc["dataset"]),
+        F.expr(named_within_limits("doc.job")),
+        F.expr(named_within_limits("doc.dataset")),
         *(
-            F.coalesce(F.expr(f"forall(doc.{side}, entity -> {named_sql})"), F.lit(True))
+            F.coalesce(F.expr(f"forall(doc.{side}, entity -> {named_within_limits('entity')})"), F.lit(True))
             for side in ("inputs", "outputs")
         ),
     ]
@@ -558,8 +559,7 @@ def symlinks(refs: DataFrame, values: FacetValues) -> DataFrame:
     linked = lookup(linked, F.col("facets")["symlinks"], values, _identifiers=_json("identifiers"))
     rows = linked.select("node_id", F.explode(identifiers).alias("i"))
     identified = F.col("i.name").isNotNull() & F.col("i.namespace").isNotNull()
-    within = fits("i.namespace", MAX_NAMESPACE_BYTES) & fits("i.name", MAX_NAME_BYTES)
-    rows = rows.where(identified & within).select(
+    rows = rows.where(identified & F.expr(named_within_limits("i"))).select(
         "node_id",
         dataset_node(F.col("i.namespace"), F.col("i.name")).alias("alias_node_id"),
         F.coalesce(F.col("i.type"), F.lit("")).alias("type"),
