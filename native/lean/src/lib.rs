@@ -15,6 +15,7 @@
 //! for the whole array when the array does not decode. tests/events/test_lean.py and
 //! test_lean_native.py check that both give the same events.
 
+mod compact;
 mod decoded;
 mod flat;
 mod json;
@@ -854,5 +855,6 @@ fn skipped<T>(_: PyErr) -> PyResult<Option<T>> {
 #[pymodule]
 fn _lean_native(_py: Python, module: &PyModule) -> PyResult<()> {
     module.add_class::<Lean>()?;
+    module.add_function(wrap_pyfunction!(compact::compact_core, module)?)?;
     Ok(())
 }

@@ -12,6 +12,10 @@ events it parses are their small cores instead of 4-8 KB payloads.
 A row kept whole (a generic event, a row stored before migration 0012, an event with a facet that
 is not an object) is split here the same way, and a facet kept inline is hashed here: the same
 facet gives the same hash whichever way it was stored.
+
+A stored core is compacted by compiled code where the README's set-up built it (`native/lean`,
+`compact.rs`: the same core, values and hashes, a third of the read's time), else, and for
+whatever that code leaves (a float in a facet kept inline, say), by `Compactor._core`.
 """
 
 from __future__ import annotations
@@ -26,8 +30,17 @@ import orjson
 from headwater.events.facet_refs import containers
 from headwater.events.generic import GENERIC_KIND
 from headwater.events.ids import sha256
-from headwater.store.event_facets import MissingFacetValue, fetch_values, load_core, stored_core
-from headwater.store.packing import stored_text
+from headwater.store.event_facets import MissingFacetValue, fetch_values, stored_core
+from headwater.store.packing import stored_json, stored_text
+
+Given = list[tuple[str, str]]
+Compiled = Callable[[bytes, set[str]], tuple[str, Given, Given] | None]  # compact.rs's compact_core
+try:  # built by scripts/setup.sh (native/lean); without it the same rows come from Python
+    from headwater.events import _lean_native  # type: ignore[attr-defined]
+
+    compact_core: Compiled | None = _lean_native.compact_core
+except ImportError:  # a checkout without the compiled module
+    compact_core = None
 
 Row = tuple[Any, ...]
 # (low, high] reads: kind, payload, core and facet_count sit at these positions of the stored row
@@ -61,10 +74,11 @@ class Compactor:
     facet value the events name follows them in a row of its own, the first time this compactor
     meets it."""
 
-    def __init__(self, fetch: Callable[[list[str]], dict[str, str]]) -> None:
+    def __init__(self, fetch: Callable[[list[str]], dict[str, str]], *, compiled: bool = True) -> None:
         self.fetch = fetch  # store hashes → canonical values
         self.sent: set[str] = set()  # hex hashes whose value was emitted already
         self.hexes: dict[str, str] = {}
+        self.compiled = compact_core if compiled else None  # compact.rs, when built
 
     def rows(self, stored: Sequence[Row]) -> list[Row]:
         out: list[Row] = []
@@ -102,7 +116,15 @@ class Compactor:
     def _core(self, payload: str | bytes, wanted: dict[str, str], values: dict[str, str]) -> str:
         """The core with each hash in hex; a facet kept inline (an object) gets the hash the store
         would have given it, and its value joins `values`."""
-        core = load_core(payload)
+        text = stored_json(payload)
+        if self.compiled is not None:
+            done = self.compiled(text if isinstance(text, bytes) else text.encode(), self.sent)
+            if done is not None:
+                compacted, fetched, inline = done
+                wanted.update(fetched)
+                values.update(inline)
+                return str(compacted)
+        core = orjson.loads(text)
         for _, holder, key, _ in containers(core):
             refs = holder.get(key)
             if isinstance(refs, dict):
