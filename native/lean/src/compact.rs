@@ -329,18 +329,16 @@ impl Compaction {
         self.out.extend_from_slice(value.raw);
     }
 
-    /// An object whose members named in `converted` are facets containers, the rest copied.
-    fn holder(&mut self, value: &Value, converted: &[&str]) -> Option<()> {
-        let members = match &value.kind {
-            Kind::Object(members) => members,
-            _ => {
-                self.raw(value);
-                return Some(());
-            }
-        };
+    /// An object's members, each written by `member` (given its decoded name) after the name;
+    /// None when a name comes twice (Python's dict keeps the last: left to it).
+    fn object(
+        &mut self,
+        members: &[(&[u8], Value)],
+        mut member: impl FnMut(&mut Self, &str, &Value) -> Option<()>,
+    ) -> Option<()> {
         let mut seen: Vec<Cow<str>> = Vec::with_capacity(members.len());
         self.out.push(b'{');
-        for (i, (name, member)) in members.iter().enumerate() {
+        for (i, (name, value)) in members.iter().enumerate() {
             let decoded = decode(name)?;
             if seen.contains(&decoded) {
                 return None;
@@ -350,15 +348,30 @@ impl Compaction {
             }
             self.out.extend_from_slice(name);
             self.out.push(b':');
-            if converted.contains(&decoded.as_ref()) {
-                self.container(member)?;
-            } else {
-                self.raw(member);
-            }
+            member(self, &decoded, value)?;
             seen.push(decoded);
         }
         self.out.push(b'}');
         Some(())
+    }
+
+    /// An object whose members named in `converted` are facets containers, the rest copied;
+    /// anything but an object copied.
+    fn holder(&mut self, value: &Value, converted: &[&str]) -> Option<()> {
+        match &value.kind {
+            Kind::Object(members) => self.object(members, |this, name, member| {
+                if converted.contains(&name) {
+                    this.container(member)
+                } else {
+                    this.raw(member);
+                    Some(())
+                }
+            }),
+            _ => {
+                self.raw(value);
+                Some(())
+            }
+        }
     }
 
     /// A facets container: each facet's hash in hex (Python leaves anything but an object as it is).
@@ -370,19 +383,7 @@ impl Compaction {
                 return Some(());
             }
         };
-        let mut seen: Vec<Cow<str>> = Vec::with_capacity(members.len());
-        self.out.push(b'{');
-        for (i, (name, facet)) in members.iter().enumerate() {
-            let decoded = decode(name)?;
-            if seen.contains(&decoded) {
-                return None;
-            }
-            seen.push(decoded);
-            if i > 0 {
-                self.out.push(b',');
-            }
-            self.out.extend_from_slice(name);
-            self.out.push(b':');
+        self.object(members, |this, _name, facet| {
             let (hexed, named) = if let Kind::String = facet.kind {
                 let store_hash = decode(facet.raw)?.into_owned();
                 (hex_of(&store_hash)?, Named::Stored(store_hash))
@@ -391,13 +392,12 @@ impl Compaction {
                 push_canonical(&mut canonical, facet)?;
                 (hex(&Sha256::digest(&canonical)[..16]), Named::Inline(canonical))
             };
-            self.out.push(b'"');
-            self.out.extend_from_slice(hexed.as_bytes());
-            self.out.push(b'"');
-            self.named.push((hexed, named));
-        }
-        self.out.push(b'}');
-        Some(())
+            this.out.push(b'"');
+            this.out.extend_from_slice(hexed.as_bytes());
+            this.out.push(b'"');
+            this.named.push((hexed, named));
+            Some(())
+        })
     }
 
     /// The whole core (`facet_refs.containers` says where its containers are).
@@ -406,37 +406,25 @@ impl Compaction {
             Kind::Object(members) => members,
             _ => return None,
         };
-        let mut seen: Vec<Cow<str>> = Vec::with_capacity(members.len());
-        self.out.push(b'{');
-        for (i, (name, member)) in members.iter().enumerate() {
-            let decoded = decode(name)?;
-            if seen.contains(&decoded) {
-                return None;
-            }
-            if i > 0 {
-                self.out.push(b',');
-            }
-            self.out.extend_from_slice(name);
-            self.out.push(b':');
-            match (decoded.as_ref(), &member.kind) {
-                ("run" | "job" | "dataset", _) => self.holder(member, &["facets"])?,
-                ("inputs" | "outputs", Kind::Array(items)) => {
-                    let extra = if decoded == "inputs" { "inputFacets" } else { "outputFacets" };
-                    self.out.push(b'[');
-                    for (j, item) in items.iter().enumerate() {
-                        if j > 0 {
-                            self.out.push(b',');
-                        }
-                        self.holder(item, &["facets", extra])?;
+        self.object(members, |this, name, member| match (name, &member.kind) {
+            ("run" | "job" | "dataset", _) => this.holder(member, &["facets"]),
+            ("inputs" | "outputs", Kind::Array(items)) => {
+                let extra = if name == "inputs" { "inputFacets" } else { "outputFacets" };
+                this.out.push(b'[');
+                for (j, item) in items.iter().enumerate() {
+                    if j > 0 {
+                        this.out.push(b',');
                     }
-                    self.out.push(b']');
+                    this.holder(item, &["facets", extra])?;
                 }
-                _ => self.raw(member),
+                this.out.push(b']');
+                Some(())
             }
-            seen.push(decoded);
-        }
-        self.out.push(b'}');
-        Some(())
+            _ => {
+                this.raw(member);
+                Some(())
+            }
+        })
     }
 }
 
