@@ -75,7 +75,8 @@ headwater_java() {
 # The lean validation path compiled (native/lean, Rust, a fifth less CPU an event validated):
 # built offline against the crates Debian packages, installed through apt with a Rust compiler
 # when missing, into src/headwater/events/ (rebuilt when its sources are newer). Without it
-# Headwater validates the same events in Python.
+# Headwater validates the same events in Python. It also holds the pipeline's compactor
+# (compact.rs), which Python's code replaces the same way when it is missing.
 _NATIVE_PACKAGES="cargo rustc librust-pyo3-dev librust-sha2-dev"
 headwater_native() {
   local built=src/headwater/events/_lean_native.so

@@ -15,7 +15,7 @@
 //! for the whole array when the array does not decode. tests/events/test_lean.py and
 //! test_lean_native.py check that both give the same events.
 
-mod compact;
+mod compact; // the pipeline's compactor (headwater/pipeline/compact.py), beside the validation
 mod decoded;
 mod flat;
 mod json;

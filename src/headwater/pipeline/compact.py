@@ -14,7 +14,7 @@ is not an object) is split here the same way, and a facet kept inline is hashed 
 facet gives the same hash whichever way it was stored.
 
 A stored core is compacted by compiled code where the README's set-up built it (`native/lean`,
-`compact.rs`: the same core, values and hashes, a third of the read's time), else, and for
+`compact.rs`: the same core, values and hashes; the read a fifth shorter), else, and for
 whatever that code leaves (a float in a facet kept inline, say), by `Compactor._core`.
 """
 
