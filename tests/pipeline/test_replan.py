@@ -4,6 +4,7 @@ leaves behind."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -13,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from headwater.demo.lineage import DemoShape, demo_events
 from headwater.pipeline import publish, replan
-from headwater.pipeline.runner import Pipeline
+from headwater.pipeline.runner import PassResult, Pipeline
 from headwater.store.base import EventStore
 from headwater.store.model.compare import model_rows
 from tests.pipeline import fastscore
@@ -81,6 +82,36 @@ def test_a_pass_that_fails_while_staging_leaves_nothing_cached_and_the_next_one_
     assert _cache_empty(spark)
     monkeypatch.setattr(publish, "each_partition", stage_each)
     pipeline.run_once()
+    published = model_rows(store)
+    Pipeline(spark, store, dogfood=False, read_here_rows=0).rebuild()
+    assert model_rows(store) == published
+
+
+def test_a_continuous_pipeline_runs_a_shapes_first_small_batch_on_its_plans(
+    spark: SparkSession, store: EventStore, builds: list[replan.Shape]
+) -> None:
+    """A one-off pass builds a small batch's frames the usual way the first time its shape
+    comes; a continuous pipeline, whose passes follow, builds the plans at once."""
+    demo = demo_events(DemoShape(jobs=10, runs_per_job=2))
+    third = len(demo) // 3
+    ingest(store, demo[:third])
+    assert Pipeline(spark, store, dogfood=False).run_once().batches == 1
+    assert builds == []  # a one-off pass: no plans for a shape seen once
+    ingest(store, demo[third:])
+    stop = threading.Event()
+    passes: list[PassResult] = []
+
+    def on_pass(result: PassResult) -> None:
+        passes.append(result)
+        stop.set()
+
+    continuous = Pipeline(spark, store, dogfood=False)
+    worker = threading.Thread(target=continuous.continuous, args=(60.0, stop, on_pass), kwargs={"poll": 0.05})
+    worker.start()
+    worker.join(timeout=300)
+    assert not worker.is_alive() and passes and passes[0].batches == 1
+    assert len(builds) == 1  # its first batch ran on the plans of its shape
+    assert _cache_empty(spark)
     published = model_rows(store)
     Pipeline(spark, store, dogfood=False, read_here_rows=0).rebuild()
     assert model_rows(store) == published

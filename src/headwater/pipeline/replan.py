@@ -88,14 +88,19 @@ class BatchPlans:
         """Whether the session's executors read the driver's files (a local master)."""
         return (spark.sparkContext.master or "").startswith("local")
 
-    def stage(self, store: EventStore, events: pa.Table, earlier: pa.Table | None) -> bool:
+    def stage(
+        self, store: EventStore, events: pa.Table, earlier: pa.Table | None, *, repeating: bool = False
+    ) -> bool:
         """Stage the model rows of `events` (compact rows as `source.events_here` reads them),
         `earlier` holding their runs' earlier events (None: there are none), in one partition;
-        False, having done nothing, the first time a shape comes: building its plans costs a
-        batch more than building its frames once (a cold JVM reading its first Parquet file),
-        which a one-off run of one batch would never repay."""
+        False, having done nothing, the first time a shape comes, unless passes are `repeating`
+        (a continuous pipeline's): building its plans costs a batch more than building its
+        frames once (a cold JVM reading its first Parquet file), which a one-off run of one
+        batch would never repay, but a batch built the usual way costs as much again, and
+        repeated passes then build the plans at the next batch of the shape anyway
+        (bench/README.md)."""
         shape = Shape(generic=source.holds_generic(events), earlier=earlier is not None)
-        if shape not in self._seen:
+        if shape not in self._seen and not repeating:
             self._seen.add(shape)
             return False
         if self._leaves is None:

@@ -144,6 +144,7 @@ class Pipeline:
         self._merge_per_event: float | None = None  # seconds a merge took per event, lately
         self._newest_seen: int | None = None  # the newest seq when the last pass started
         self._plans: BatchPlans | None = None  # small batches' plans, built once (`replan`)
+        self._repeating = False  # passes follow each other in this session (`continuous`)
 
     # -- reading ---------------------------------------------------------------------------------
     def _read_here(self, low: int, high: int, *, readback: bool = False) -> pa.Table | None:
@@ -221,7 +222,11 @@ class Pipeline:
         earlier = known if known is not None and known.num_rows else None
         tick = time.perf_counter()
         plans = self._batch_plans() if read_here and one else None
-        if plans is None or table is None or not plans.stage(self.store, table, earlier):
+        if (
+            plans is None
+            or table is None
+            or not plans.stage(self.store, table, earlier, repeating=self._repeating)
+        ):
             until = merging.until if merging is not None else None
 
             def merged() -> None:  # the batch before is merged before this one's rows are collected
@@ -549,6 +554,7 @@ class Pipeline:
         under way, not for the interval. Raises PipelineBusy when another continuous pipeline
         runs on the store; a pass that finds a one-off `pipeline run` publishing is skipped."""
         stop = stop or threading.Event()
+        self._repeating = True  # small batches' plans are built at a shape's first batch (`replan`)
         with model.continuous_lock(self.store):  # one-off `pipeline run`s wait for this one to publish
             self._continue(interval, stop, on_pass, poll)
 
