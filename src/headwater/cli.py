@@ -625,8 +625,9 @@ def up(ctx: click.Context, /, demo: bool, **options: Any) -> None:
 
     The server runs as a child process (`headwater serve` with the same settings); the pipeline
     runs here and publishes new events as soon as they are stored (a pass at least every
-    --interval seconds). Ctrl-C stops both; so does this process ending in any way (the server
-    gets SIGTERM when it is gone, even killed outright).
+    --interval seconds). Ctrl-C or SIGTERM stops both, the signal sent to this process alone or
+    to its whole process group (as systemd's `stop` does); so does this process ending in any way
+    (the server gets SIGTERM when it is gone, even killed outright).
     """
     import subprocess
     import threading

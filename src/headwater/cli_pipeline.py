@@ -271,10 +271,11 @@ def _cancel_jobs(spark: Any) -> None:
 
 @contextmanager
 def stopping_on_signals(spark: Any, stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C (or SIGTERM) during a continuous pipeline: the running Spark jobs are cancelled and
-    the loop stops; the pass in flight publishes nothing (each batch commits with its checkpoint,
-    so the next start carries on). A second Ctrl-C leaves at once. Failures of the cancelled pass
-    are the stop, not errors."""
+    """Ctrl-C (or SIGTERM, to this process or to its whole process group: Spark's JVM ignores
+    both, `session.outlive_stop_signals`) during a continuous pipeline: the running Spark jobs are
+    cancelled and the loop stops; the pass in flight publishes nothing (each batch commits with
+    its checkpoint, so the next start carries on). A second Ctrl-C leaves at once. Failures of the
+    cancelled pass are the stop, not errors."""
 
     def interrupt(_signum: int, _frame: Any) -> None:
         if stop.is_set():

@@ -156,8 +156,26 @@ def spark_session(
     except Exception as exc:  # Spark reports JVM start-up failures as many exception types
         raise SparkUnavailable(f"Spark could not start with master {master!r}: {exc}") from None
     spark.sparkContext.setLogLevel("WARN")
+    outlive_stop_signals(spark)
     look_up_functions_once(spark)
     return spark
+
+
+def outlive_stop_signals(spark: SparkSession) -> None:
+    """Have the driver's JVM ignore SIGTERM, as PySpark has it ignore SIGINT, so that Headwater
+    stops Spark itself. A stop sent to a whole process group (systemd's `stop`, `kill -- -PGID`,
+    `timeout`) reaches the JVM too, which ended at once, under the pipeline: the pipeline's own
+    stop of Spark then failed with py4j tracebacks and exit status 1. The JVM still ends with the
+    process that started it (it exits when its standard input closes), and on SIGKILL."""
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        return
+    from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+
+    try:
+        jvm.sun.misc.Signal.handle(jvm.sun.misc.Signal("TERM"), jvm.sun.misc.SignalHandler.SIG_IGN)
+    except Py4JError as exc:  # a JVM started with -Xrs, or without sun.misc: left as it was
+        log.debug("Spark's JVM keeps its SIGTERM handler: %s", exc)
 
 
 def driver_java_options(java_options: str) -> str:
