@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -50,21 +51,54 @@ def test_the_driver_collects_garbage_for_throughput_unless_told_which_collector(
     assert THROUGHPUT_COLLECTOR not in driver_java_options("-XX:+UseG1GC")
 
 
-_COLLECTOR_SCRIPT = """
+_SESSION_SCRIPT = """
 from headwater.pipeline.session import spark_session
 spark = spark_session("local[1]", driver_memory="512m")
-beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+jvm = spark.sparkContext._jvm
+beans = jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
 print(sorted(bean.getName() for bean in beans))
+status = open(f"/proc/{spark.sparkContext._gateway.proc.pid}/status").read()
+print(status.split("SigIgn:")[1].split()[0])
+tasks = jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.scheduler.TaskSetManager")
+tasks.warn("Stage 7 contains a task of very large size (2048 KiB). The maximum recommended task size is ...")
+tasks.warn("Lost task 0.0 in stage 7.0 (TID 9): a test's warning")
 spark.stop()
 """
 
 
-def test_a_session_started_with_the_defaults_runs_the_parallel_collector() -> None:
+@pytest.fixture(scope="module")
+def started() -> subprocess.CompletedProcess[str]:
+    """A process that started a session with the defaults (`_SESSION_SCRIPT`); the session
+    fixture's Spark stays up for the other tests."""
     done = subprocess.run(
-        [sys.executable, "-c", _COLLECTOR_SCRIPT], capture_output=True, text=True, timeout=300, cwd=REPO
+        [sys.executable, "-c", _SESSION_SCRIPT], capture_output=True, text=True, timeout=300, cwd=REPO
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "['PS MarkSweep', 'PS Scavenge']"
+    return done
+
+
+def test_a_session_started_with_the_defaults_runs_the_parallel_collector(
+    started: subprocess.CompletedProcess[str],
+) -> None:
+    assert started.stdout.strip().splitlines()[-2] == "['PS MarkSweep', 'PS Scavenge']"
+
+
+def test_sparks_jvm_ignores_sigterm_so_that_headwater_stops_it(
+    started: subprocess.CompletedProcess[str],
+) -> None:
+    ignored = int(started.stdout.strip().splitlines()[-1], 16)
+    assert ignored & (1 << (signal.SIGTERM - 1)), "a stop sent to the process group would end it"
+    assert ignored & (1 << (signal.SIGINT - 1)), "PySpark's own choice, kept"
+
+
+def test_spark_logs_warnings_shaped_like_headwaters_without_those_that_ask_nothing(
+    started: subprocess.CompletedProcess[str],
+) -> None:
+    logged = started.stderr
+    assert "WARN    spark.TaskSetManager: Lost task 0.0 in stage 7.0 (TID 9): a test's warning" in logged
+    assert "very large size" not in logged, "a small batch read by the driver travels in its tasks"
+    for said_at_every_start in ("log4j profile", "Setting default log level", "native-hadoop", "loopback"):
+        assert said_at_every_start not in logged, logged[-3000:]
 
 
 def test_a_missing_java_is_named_with_the_way_to_install_one(

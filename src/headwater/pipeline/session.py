@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+# Spark's log lines: warnings and errors, shaped like Headwater's, without those that ask nothing of
+# the user (what they are: the file's comments)
+LOG_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
 _JAVA_HINT = (
     "Spark needs a Java 17 (or newer) runtime. Install one (Debian/Ubuntu: "
     "`apt-get install openjdk-17-jre-headless`; ./scripts/run does it for you) or set JAVA_HOME."
@@ -180,15 +183,17 @@ def outlive_stop_signals(spark: SparkSession) -> None:
 
 def driver_java_options(java_options: str) -> str:
     """The options of the driver's JVM: the classes `headwater pipeline prepare` recorded, mapped
-    when they are there; THROUGHPUT_COLLECTOR unless `java_options` names a collector; then
-    `java_options` (the caller's win where they say otherwise)."""
+    when they are there; THROUGHPUT_COLLECTOR unless `java_options` names a collector; Spark's
+    logging as LOG_CONFIG sets it; then `java_options` (the caller's win where they say
+    otherwise: a `-Dlog4j2.configurationFile` of theirs, for one)."""
     archived = (
         ""
         if "ArchiveClassesAtExit" in java_options
         else class_archive.driver_options(java_version_text() or "")
     )
     collector = "" if _COLLECTOR.search(java_options) else THROUGHPUT_COLLECTOR
-    return " ".join(option for option in (archived, collector, java_options) if option)
+    logging_config = f"-Dlog4j2.configurationFile={LOG_CONFIG}"
+    return " ".join(option for option in (archived, collector, logging_config, java_options) if option)
 
 
 def stop_spark(spark: SparkSession) -> None:
