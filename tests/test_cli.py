@@ -130,6 +130,26 @@ def test_pipeline_run_with_nothing_new_starts_no_spark(database_url: str) -> Non
     assert "starting Spark" not in result.stderr
 
 
+def test_log_lines_leave_out_py4j_below_its_warnings() -> None:
+    # py4j's INFO ended every one-off pass with "Closing down clientserver connection", and its
+    # DEBUG is a line for every call into the JVM; the level chosen still applies to Headwater's
+    script = """
+import logging
+from headwater.cli_options import setup_logging
+setup_logging("debug")
+logging.getLogger("py4j.clientserver").info("Closing down clientserver connection")
+logging.getLogger("py4j.clientserver").warning("a warning of py4j")
+logging.getLogger("headwater.pipeline.runner").debug("a debug line of Headwater")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = [line.split(" ", 2)[2] for line in done.stderr.splitlines()]
+    assert lines == [
+        "WARNING py4j.clientserver: a warning of py4j",
+        "DEBUG   headwater.pipeline.runner: a debug line of Headwater",
+    ]
+
+
 # -- settings ----------------------------------------------------------------------------------------
 
 

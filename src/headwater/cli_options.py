@@ -88,7 +88,11 @@ def command_settings(ctx: click.Context, **overrides: Any) -> Settings:
 
 
 def setup_logging(level: str) -> None:
+    """Headwater's log lines on standard error at `level`. py4j (PySpark's bridge to the JVM)
+    logs only its warnings: at INFO it ends every one-off pass with "Closing down clientserver
+    connection", and at DEBUG it logs every call into the JVM."""
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
+    logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -62,6 +62,8 @@ print(status.split("SigIgn:")[1].split()[0])
 tasks = jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.scheduler.TaskSetManager")
 tasks.warn("Stage 7 contains a task of very large size (2048 KiB). The maximum recommended task size is ...")
 tasks.warn("Lost task 0.0 in stage 7.0 (TID 9): a test's warning")
+stages = jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.scheduler.DAGScheduler")
+stages.warn("Broadcasting large task binary with size 7.0 MiB")
 spark.stop()
 """
 
@@ -97,6 +99,7 @@ def test_spark_logs_warnings_shaped_like_headwaters_without_those_that_ask_nothi
     logged = started.stderr
     assert "WARN    spark.TaskSetManager: Lost task 0.0 in stage 7.0 (TID 9): a test's warning" in logged
     assert "very large size" not in logged, "a small batch read by the driver travels in its tasks"
+    assert "large task binary" not in logged, "and so do its facet values, as one literal"
     for said_at_every_start in ("log4j profile", "Setting default log level", "native-hadoop", "loopback"):
         assert said_at_every_start not in logged, logged[-3000:]
 
