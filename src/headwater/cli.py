@@ -292,7 +292,7 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
     apart from the HTTP server (consumers of one group share the partitions). Offsets are
     committed once the events are durable; bad messages go to the dead letters (`headwater errors`).
     """
-    from headwater.ingest.kafka import KafkaIngester, all_topics, check_settings
+    from headwater.ingest.kafka import all_topics, check_settings
     from headwater.ingest.kafka_processes import consume_in_processes
     from headwater.store import open_store
 
@@ -315,14 +315,6 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
         err=True,
     )
 
-    def report(ingester: KafkaIngester) -> None:
-        t = ingester.totals
-        click.echo(
-            f"{t.consumed} message(s) consumed: {t.stored} stored, {t.duplicates} already stored, "
-            f"{t.dead_letters} dead-lettered.",
-            err=True,
-        )
-
     stops: list[Callable[[], None]] = []
 
     def started() -> None:  # after the forks: the metrics' store is this process's own
@@ -336,10 +328,15 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
             ) from None
 
     try:
-        failed = consume_in_processes(settings, processes, report, started=started)
+        failed, t = consume_in_processes(settings, processes, started=started)
     finally:
         for stop in stops:
             stop()
+    click.echo(
+        f"{t.consumed} message(s) consumed: {t.stored} stored, {t.duplicates} already stored, "
+        f"{t.dead_letters} dead-lettered.",
+        err=True,
+    )
     if failed:
         sys.exit(1)
 

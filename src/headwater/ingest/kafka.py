@@ -196,11 +196,21 @@ class BatchResult:
 
 
 @dataclass
-class _Totals:
+class ConsumeTotals:
+    """What a consumer did since it started; `+` adds two consumers' (`consume --processes`)."""
+
     consumed: int = 0
     stored: int = 0
     duplicates: int = 0
     dead_letters: int = 0
+
+    def __add__(self, other: ConsumeTotals) -> ConsumeTotals:
+        return ConsumeTotals(
+            self.consumed + other.consumed,
+            self.stored + other.stored,
+            self.duplicates + other.duplicates,
+            self.dead_letters + other.dead_letters,
+        )
 
 
 class KafkaIngester:
@@ -218,7 +228,7 @@ class KafkaIngester:
         self.store = store
         self.writer = writer
         self.config = consumer_config(settings)
-        self.totals = _Totals()
+        self.totals = ConsumeTotals()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None

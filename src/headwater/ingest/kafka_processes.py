@@ -5,7 +5,8 @@ broker and the store part of the time (hence two per core by default, `headwater
 own way to scale is more consumers in the group, each owning some partitions (so order within a
 partition still holds) and storing them itself. The first consumer runs in the calling process;
 the others are forked before any store connection or librdkafka thread exists, stop on SIGTERM
-like it, and stop by themselves when their parent disappears.
+like it, and stop by themselves when their parent disappears. Each sends what it did back to the
+first when it stops, which reports the sum.
 """
 
 from __future__ import annotations
@@ -17,26 +18,21 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from multiprocessing.queues import SimpleQueue
 from pathlib import Path
 
 from headwater.config import Settings
 from headwater.ingest import metrics_shared
-from headwater.ingest.kafka import KafkaIngester
+from headwater.ingest.kafka import ConsumeTotals, KafkaIngester
 from headwater.store import open_store
 
 log = logging.getLogger(__name__)
 
-Report = Callable[[KafkaIngester], None]
-
 
 def consume_in_this_process(
-    settings: Settings,
-    report: Report,
-    *,
-    parent: int | None = None,
-    started: Callable[[], None] = lambda: None,
-) -> None:
-    """Open the store, consume until SIGINT/SIGTERM (or until `parent` is gone), then report."""
+    settings: Settings, *, parent: int | None = None, started: Callable[[], None] = lambda: None
+) -> ConsumeTotals:
+    """Open the store, consume until SIGINT/SIGTERM (or until `parent` is gone); what it did."""
     store = open_store(settings.database_url)
     try:
         ingester = KafkaIngester(settings, store)
@@ -48,7 +44,7 @@ def consume_in_this_process(
         ingester.run()
     finally:
         store.close()
-    report(ingester)
+    return ingester.totals
 
 
 def _watch_parent(parent: int, ingester: KafkaIngester) -> None:
@@ -60,27 +56,31 @@ def _watch_parent(parent: int, ingester: KafkaIngester) -> None:
         threading.Event().wait(1)
 
 
-def _child(settings: Settings, parent: int, report: Report, metrics_folder: Path) -> None:
+def _child(
+    settings: Settings, parent: int, metrics_folder: Path, results: SimpleQueue[ConsumeTotals]
+) -> None:
     metrics_shared.share(metrics_folder)
     try:
-        consume_in_this_process(settings, report, parent=parent)
+        results.put(consume_in_this_process(settings, parent=parent))
     finally:
         metrics_shared.stop_sharing()
 
 
 def consume_in_processes(
-    settings: Settings, processes: int, report: Report, *, started: Callable[[], None] = lambda: None
-) -> int:
+    settings: Settings, processes: int, *, started: Callable[[], None] = lambda: None
+) -> tuple[int, ConsumeTotals]:
     """Run `processes` consumers (this process and processes - 1 forked ones) until SIGINT/SIGTERM,
-    their metrics shared (each renders the sum). Returns the exit status: 1 when a forked consumer
-    failed."""
+    their metrics shared (each renders the sum). Returns the exit status (1 when a forked consumer
+    failed) and what they did, summed (a consumer that failed or did not stop within a minute of
+    the others is left out)."""
     if processes == 1:
-        return _consume_with(settings, [], report, started)
+        return _consume_with(settings, [], None, started)
     with metrics_shared.shared_folder() as folder:
         context = multiprocessing.get_context("fork")
+        results: SimpleQueue[ConsumeTotals] = context.SimpleQueue()
         children = [
             context.Process(
-                target=_child, args=(settings, os.getpid(), report, folder), name=f"headwater-consume-{i}"
+                target=_child, args=(settings, os.getpid(), folder, results), name=f"headwater-consume-{i}"
             )
             for i in range(1, processes)
         ]
@@ -88,7 +88,7 @@ def consume_in_processes(
             child.start()
         metrics_shared.share(folder)  # after the forks: a child shares on its own
         try:
-            return _consume_with(settings, children, report, started)
+            return _consume_with(settings, children, results, started)
         finally:
             metrics_shared.stop_sharing()
 
@@ -96,10 +96,11 @@ def consume_in_processes(
 def _consume_with(
     settings: Settings,
     children: Sequence[multiprocessing.process.BaseProcess],
-    report: Report,
+    results: SimpleQueue[ConsumeTotals] | None,
     started: Callable[[], None],
-) -> int:
-    """Consume in this process beside the forked `children`; stop them when this one stops."""
+) -> tuple[int, ConsumeTotals]:
+    """Consume in this process beside the forked `children`; stop them when this one stops, and
+    add up what each sent to `results`."""
     failed = threading.Event()
     stopping = threading.Event()
 
@@ -114,7 +115,7 @@ def _consume_with(
     for watcher in watchers:
         watcher.start()
     try:
-        consume_in_this_process(settings, report, started=started)
+        totals = consume_in_this_process(settings, started=started)
     finally:
         stopping.set()
         for child, watcher in zip(children, watchers, strict=True):
@@ -123,4 +124,6 @@ def _consume_with(
                     os.kill(child.pid, signal.SIGTERM)  # finish the batch in hand, leave the group
         for watcher in watchers:
             watcher.join(60)
-    return 1 if failed.is_set() else 0
+    while results is not None and not results.empty():  # a child puts its totals before it exits
+        totals += results.get()
+    return (1 if failed.is_set() else 0), totals
