@@ -292,7 +292,7 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
     apart from the HTTP server (consumers of one group share the partitions). Offsets are
     committed once the events are durable; bad messages go to the dead letters (`headwater errors`).
     """
-    from headwater.ingest.kafka import all_topics, check_settings
+    from headwater.ingest.kafka import ConsumeTotals, all_topics, check_settings
     from headwater.ingest.kafka_processes import consume_in_processes
     from headwater.store import open_store
 
@@ -328,12 +328,14 @@ def consume(ctx: click.Context, /, metrics_port: int | None, processes: int, **o
             ) from None
 
     try:
-        failed, t = consume_in_processes(settings, processes, started=started)
+        failed, each = consume_in_processes(settings, processes, started=started)
     finally:
         for stop in stops:
             stop()
+    t = sum(each, ConsumeTotals())
+    shares = f" ({', '.join(str(p.consumed) for p in each)} by process)" if len(each) > 1 else ""
     click.echo(
-        f"{t.consumed} message(s) consumed: {t.stored} stored, {t.duplicates} already stored, "
+        f"{t.consumed} message(s) consumed{shares}: {t.stored} stored, {t.duplicates} already stored, "
         f"{t.dead_letters} dead-lettered.",
         err=True,
     )

@@ -502,10 +502,12 @@ def test_consume_serves_its_metrics_and_the_pipeline_progress(
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0, log.read_text()[-3000:]
-    # one summary for the two processes, their totals added up
-    assert re.findall(r"\d+ message\(s\) consumed.*", log.read_text()) == [
-        "12 message(s) consumed: 12 stored, 0 already stored, 0 dead-lettered."
-    ]
+    # one summary for the two processes: their totals added up, and what each consumed
+    (summary,) = re.findall(r"\d+ message\(s\) consumed.*", log.read_text())
+    shares = re.fullmatch(r"12 message\(s\) consumed \((\d+), (\d+) by process\): (.*)", summary)
+    assert shares is not None, summary
+    assert int(shares[1]) + int(shares[2]) == 12
+    assert shares[3] == "12 stored, 0 already stored, 0 dead-lettered."
 
 
 def test_consume_says_when_its_metrics_port_is_taken(

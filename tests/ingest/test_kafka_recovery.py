@@ -262,8 +262,9 @@ def test_consume_processes_share_the_partitions_and_die_with_their_parent(
     (child,) = _children(parent.pid)
     parent.send_signal(signal.SIGTERM)
     assert parent.wait(timeout=60) == 0, log.read_text()[-3000:]
-    consumed = [int(n) for n in re.findall(r"(\d+) message\(s\) consumed", log.read_text())]
-    assert len(consumed) == 2 and min(consumed) > 0 and sum(consumed) == len(sent), consumed
+    ((total, shares),) = re.findall(r"(\d+) message\(s\) consumed \(([\d, ]+) by process\)", log.read_text())
+    consumed = [int(n) for n in shares.split(", ")]
+    assert len(consumed) == 2 and min(consumed) > 0 and sum(consumed) == int(total) == len(sent), consumed
     assert not Path(f"/proc/{child}").exists()
     assert_exactly_the_distinct_events(database_url, sent, settings)
 

@@ -6,7 +6,7 @@ own way to scale is more consumers in the group, each owning some partitions (so
 partition still holds) and storing them itself. The first consumer runs in the calling process;
 the others are forked before any store connection or librdkafka thread exists, stop on SIGTERM
 like it, and stop by themselves when their parent disappears. Each sends what it did back to the
-first when it stops, which reports the sum.
+first when it stops.
 """
 
 from __future__ import annotations
@@ -68,11 +68,11 @@ def _child(
 
 def consume_in_processes(
     settings: Settings, processes: int, *, started: Callable[[], None] = lambda: None
-) -> tuple[int, ConsumeTotals]:
+) -> tuple[int, list[ConsumeTotals]]:
     """Run `processes` consumers (this process and processes - 1 forked ones) until SIGINT/SIGTERM,
     their metrics shared (each renders the sum). Returns the exit status (1 when a forked consumer
-    failed) and what they did, summed (a consumer that failed or did not stop within a minute of
-    the others is left out)."""
+    failed) and what each did, this process's first (a consumer that failed or did not stop
+    within a minute of the others is left out)."""
     if processes == 1:
         return _consume_with(settings, [], None, started)
     with metrics_shared.shared_folder() as folder:
@@ -98,9 +98,9 @@ def _consume_with(
     children: Sequence[multiprocessing.process.BaseProcess],
     results: SimpleQueue[ConsumeTotals] | None,
     started: Callable[[], None],
-) -> tuple[int, ConsumeTotals]:
+) -> tuple[int, list[ConsumeTotals]]:
     """Consume in this process beside the forked `children`; stop them when this one stops, and
-    add up what each sent to `results`."""
+    collect what each sent to `results`."""
     failed = threading.Event()
     stopping = threading.Event()
 
@@ -115,7 +115,7 @@ def _consume_with(
     for watcher in watchers:
         watcher.start()
     try:
-        totals = consume_in_this_process(settings, started=started)
+        totals = [consume_in_this_process(settings, started=started)]
     finally:
         stopping.set()
         for child, watcher in zip(children, watchers, strict=True):
@@ -125,5 +125,5 @@ def _consume_with(
         for watcher in watchers:
             watcher.join(60)
     while results is not None and not results.empty():  # a child puts its totals before it exits
-        totals += results.get()
+        totals.append(results.get())
     return (1 if failed.is_set() else 0), totals
